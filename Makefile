@@ -1,0 +1,45 @@
+# Two commands do everything on a fresh machine with Python 3.10+:
+#   make test   lint, unit tests and every chapter executed by nbval
+#   make book   build the whole book (executing every chapter) into _build/html
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+WIDGETS_JS := _widgets_js
+
+.PHONY: test book venv lint unit notebooks benchmarks clean
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+test: venv lint
+	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider tests book
+
+# The static book loads the ipywidgets JavaScript from here instead of a CDN.
+$(WIDGETS_JS)/embed-amd.js:
+	rm -rf $(WIDGETS_JS) && mkdir -p $(WIDGETS_JS)/.npm
+	cd $(WIDGETS_JS)/.npm && npm pack --silent @jupyter-widgets/html-manager@1.0.6 requirejs@2.3.4 \
+	  && tar xzf jupyter-widgets-html-manager-1.0.6.tgz && cp package/dist/embed-amd.js ../embed-amd.js \
+	  && rm -rf package && tar xzf requirejs-2.3.4.tgz && cp package/require.js ../require.min.js
+	rm -rf $(WIDGETS_JS)/.npm
+
+book: venv $(WIDGETS_JS)/embed-amd.js
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+# Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
+notebooks: venv
+	$(PY) scripts/make_notebooks.py
+
+benchmarks: venv
+	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf _build $(WIDGETS_JS) dist

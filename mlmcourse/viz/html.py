@@ -1,0 +1,59 @@
+"""Shared HTML building blocks: tokens drawn as coloured chips, with optional labels beneath.
+
+Every widget that shows tokens (tokenizer, masking, fill-mask, NER) draws them with
+:func:`chips_html`, so they look alike across the book and are escaped in one place.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Chip", "chips_html", "legend_html", "PALETTE"]
+
+# Colour-blind-friendly pastels (Okabe-Ito hues, lightened) for backgrounds behind dark text.
+PALETTE = ["#cfe8f7", "#fde3b3", "#c8ecd9", "#f9d0e3", "#e2d9f3", "#f7f3b0", "#d9d9d9", "#fbd3c7"]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One token to draw: its text, background colour, an optional line beneath and a tooltip."""
+
+    text: str
+    color: str = "#eeeeee"
+    below: str = ""
+    title: str = ""
+    group_start: bool = True  # False draws it joined to the previous chip (a word's pieces)
+
+
+def chips_html(chips: Sequence[Chip], *, caption: str = "") -> str:
+    """Render chips in a wrapping row; pieces of one word (``group_start=False``) touch."""
+    parts = []
+    for chip in chips:
+        margin = "0 0 6px 0" if not chip.group_start else "0 0 6px 8px"
+        below = (
+            f'<div style="font-size:11px;color:#444;margin-top:2px">{html.escape(chip.below)}</div>'
+            if chip.below
+            else ""
+        )
+        parts.append(
+            f'<div style="display:inline-block;text-align:center;margin:{margin};'
+            f'vertical-align:top" title="{html.escape(chip.title, quote=True)}">'
+            f'<div style="background:{html.escape(chip.color, quote=True)};border:1px solid #999;'
+            f"border-radius:4px;padding:2px 6px;font-family:monospace;font-size:13px;"
+            f'white-space:pre">{html.escape(chip.text)}</div>{below}</div>'
+        )
+    head = f'<div style="font-size:12px;margin-bottom:4px"><b>{html.escape(caption)}</b></div>'
+    return f"<div>{head if caption else ''}{''.join(parts)}</div>"
+
+
+def legend_html(entries: Sequence[tuple[str, str]]) -> str:
+    """A one-line legend of ``(label, colour)`` swatches."""
+    items = "".join(
+        f'<span style="display:inline-block;margin-right:12px;font-size:12px">'
+        f'<span style="display:inline-block;width:12px;height:12px;background:{html.escape(c, quote=True)};'
+        f'border:1px solid #999;vertical-align:middle;margin-right:4px"></span>{html.escape(label)}</span>'
+        for label, c in entries
+    )
+    return f"<div>{items}</div>"
