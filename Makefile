@@ -5,6 +5,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 WIDGETS_JS := _widgets_js
+# Real data sets for the loaders' tests and the chapters' real-data cells: a local copy laid out
+# like the download cache (wnut17/, wikitext-2/). CI has one beside the clone; users may set it.
+SHARED_DATA := $(abspath ../shared/data)
+export MLMCOURSE_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 
 .PHONY: test book venv lint unit notebooks benchmarks clean
 
