@@ -1,0 +1,550 @@
+"""The BERT encoder, written to be read top to bottom: embeddings, attention, layers, the stack.
+
+Module and parameter names follow ``transformers.BertModel`` (``embeddings.word_embeddings``,
+``encoder.layer.0.attention.self.query``, ...), so real BERT checkpoints load with a
+near-identity mapping (see :mod:`mlmcourse.hf`) and every number can be checked against the
+reference implementation.
+
+Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (one fused kernel)
+by default. :func:`eager_attention` is the same computation written out,
+``softmax(Q K^T / sqrt(d)) V``; it is used for teaching and whenever the attention
+probabilities are asked for (``output_attentions=True``), since the fused kernel never
+materialises them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "ACTIVATIONS",
+    "BertAttention",
+    "BertEmbeddings",
+    "BertEncoder",
+    "BertIntermediate",
+    "BertLayer",
+    "BertModel",
+    "BertOutput",
+    "BertPooler",
+    "BertSelfAttention",
+    "BertSelfOutput",
+    "EncoderConfig",
+    "EncoderOutput",
+    "attention_allowed",
+    "attention_bias",
+    "eager_attention",
+]
+
+
+def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x, approximate="tanh")
+
+
+# Hugging Face's names for activations: "gelu" is the exact (erf) GELU BERT was trained with;
+# "gelu_new" and "gelu_pytorch_tanh" are the tanh approximation GPT-2 uses.
+ACTIVATIONS = {
+    "gelu": F.gelu,
+    "gelu_new": _gelu_tanh,
+    "gelu_pytorch_tanh": _gelu_tanh,
+    "relu": F.relu,
+    "silu": F.silu,
+    "swish": F.silu,
+}
+
+
+@dataclass
+class EncoderConfig:
+    """Every size and switch of the encoder. The defaults are BERT-base's.
+
+    ``pre_layer_norm=True`` applies each LayerNorm to a sublayer's input instead of to the
+    residual sum (the "pre-LN" Transformer, easier to train deep or with large learning rates);
+    it adds one final LayerNorm. ``is_causal=True`` lets each position attend only to itself
+    and earlier positions (the causal LM of chapter 6).
+    """
+
+    vocab_size: int = 30522
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    layer_norm_eps: float = 1e-12
+    hidden_act: str = "gelu"
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+    pre_layer_norm: bool = False
+    is_causal: bool = False
+
+    def __post_init__(self) -> None:
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
+                f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads "
+                f"dimensions"
+            )
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < 1:
+                raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+        for name in ("layer_norm_eps", "initializer_range"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(
+                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
+            )
+        if (
+            not isinstance(self.pad_token_id, int)
+            or isinstance(self.pad_token_id, bool)
+            or not 0 <= self.pad_token_id < self.vocab_size
+        ):
+            raise ValueError(
+                f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}), "
+                f"got {self.pad_token_id!r}"
+            )
+        for name in ("pre_layer_norm", "is_causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    @property
+    def attention_head_size(self) -> int:
+        """Dimensions per head: the ``d`` in ``softmax(Q K^T / sqrt(d))``."""
+        return self.hidden_size // self.num_attention_heads
+
+    def to_dict(self) -> dict:
+        """A plain JSON-ready dict of every field."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> EncoderConfig:
+        """Build a config from :meth:`to_dict`'s output; unknown keys are an error, not ignored."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown EncoderConfig fields {unknown}; known fields: {sorted(known)}"
+            )
+        return cls(**values)
+
+
+@dataclass
+class EncoderOutput:
+    """What the encoder returns. Tuples are ``None`` unless asked for.
+
+    ``hidden_states`` holds the embeddings' output then every layer's output
+    (``num_hidden_layers + 1`` tensors of shape (B, T, H)); ``attentions`` holds every layer's
+    attention probabilities, (B, heads, T, T). ``pooler_output`` is set only when the model
+    has a pooler (``add_pooling_layer=True``).
+    """
+
+    last_hidden_state: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+    pooler_output: torch.Tensor | None = None
+
+
+# ----------------------------------------------------------------------------------- masks
+def attention_allowed(attention_mask: torch.Tensor | None, *, is_causal: bool) -> torch.Tensor:
+    """Which key each query may attend to, as a boolean matrix (True = allowed).
+
+    ``attention_mask`` is the tokenizer's (B, T) 1-for-token / 0-for-padding mask. Padding
+    hides *keys* (columns); causality hides later positions. Returns (B, 1, T, T) when causal,
+    else (B, 1, 1, T), which broadcasts over heads and queries.
+    """
+    keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+    if not is_causal:
+        return keys
+    seq_len = attention_mask.shape[-1]
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=attention_mask.device).tril()
+    # A padded query with every key hidden would get softmax(all -inf) = NaN; letting every
+    # position see itself avoids that and changes nothing for real tokens, which always may.
+    diagonal = torch.eye(seq_len, dtype=torch.bool, device=attention_mask.device)
+    return (keys & causal) | diagonal  # (B, 1, T, T)
+
+
+def attention_bias(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Turn an allowed-matrix into the additive bias that goes into the softmax.
+
+    Blocked entries get the most negative finite number rather than ``-inf``, so a row with
+    nothing allowed still gives finite (uniform) probabilities instead of NaN.
+    """
+    bias = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+    return bias.masked_fill_(~allowed, torch.finfo(dtype).min)
+
+
+def eager_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    *,
+    is_causal: bool = False,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``softmax(Q K^T / sqrt(d) + bias) V``, written out; returns (context, probabilities).
+
+    Shapes: query/key/value (B, heads, T, d); bias broadcastable to (B, heads, T, T).
+    ``is_causal`` adds the lower-triangular mask itself (used when there is no bias).
+    """
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, T)
+    if bias is not None:
+        scores = scores + bias
+    if is_causal:
+        seq_len = scores.shape[-1]
+        future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=scores.device).triu(1)
+        scores = scores.masked_fill(future, torch.finfo(scores.dtype).min)
+    probs = scores.softmax(dim=-1)
+    context = F.dropout(probs, p=dropout_p) @ value if dropout_p > 0 else probs @ value
+    return context, probs  # (B, h, T, d), (B, h, T, T)
+
+
+# ------------------------------------------------------------------------------ embeddings
+class BertEmbeddings(nn.Module):
+    """Token + learned position + segment embeddings, then LayerNorm and dropout."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(
+            config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
+        )
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(
+        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        seq_len = input_ids.shape[1]
+        positions = torch.arange(seq_len, device=input_ids.device)  # (T,)
+        embeddings = self.word_embeddings(input_ids) + self.position_embeddings(positions)
+        if token_type_ids is None:  # every token in segment 0
+            embeddings = embeddings + self.token_type_embeddings.weight[0]
+        else:
+            embeddings = embeddings + self.token_type_embeddings(token_type_ids)
+        return self.dropout(self.LayerNorm(embeddings))  # (B, T, H)
+
+
+# ------------------------------------------------------------------------------- attention
+class BertSelfAttention(nn.Module):
+    """Multi-head self-attention: project to queries, keys and values, attend per head, concat."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.attention_head_size = config.attention_head_size
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout_prob = config.attention_probs_dropout_prob
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        batch, seq_len, hidden = hidden_states.shape
+        heads = (batch, seq_len, self.num_attention_heads, self.attention_head_size)
+        # (B, T, H) -> (B, T, h, d) -> (B, h, T, d): views, no copies
+        query = self.query(hidden_states).view(heads).transpose(1, 2)
+        key = self.key(hidden_states).view(heads).transpose(1, 2)
+        value = self.value(hidden_states).view(heads).transpose(1, 2)
+        dropout_p = self.dropout_prob if self.training else 0.0
+        if output_attentions:
+            context, probs = eager_attention(
+                query, key, value, bias, is_causal=is_causal, dropout_p=dropout_p
+            )
+        else:
+            context = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=bias, dropout_p=dropout_p, is_causal=is_causal
+            )
+            probs = None
+        # (B, h, T, d) -> (B, T, h, d) -> (B, T, H): the heads side by side again
+        return context.transpose(1, 2).reshape(batch, seq_len, hidden), probs
+
+
+class BertSelfOutput(nn.Module):
+    """Project back to the hidden size; dropout, add the residual, LayerNorm (post-LN).
+
+    After attention the input is already H wide (the heads side by side); :class:`BertOutput`
+    is the same block after the feed-forward expansion, from ``intermediate_size``.
+    """
+
+    def __init__(self, config: EncoderConfig, in_features: int | None = None) -> None:
+        super().__init__()
+        self.dense = nn.Linear(in_features or config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.pre_layer_norm = config.pre_layer_norm
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dropout(self.dense(hidden_states)) + input_tensor
+        return hidden_states if self.pre_layer_norm else self.LayerNorm(hidden_states)
+
+
+class BertAttention(nn.Module):
+    """Self-attention plus its output block: ``LayerNorm(x + Dropout(Dense(Attention(x))))``."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSelfOutput(config)
+        self.pre_layer_norm = config.pre_layer_norm
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        # pre-LN normalises the sublayer's input with the same LayerNorm module
+        normed = self.output.LayerNorm(hidden_states) if self.pre_layer_norm else hidden_states
+        context, probs = self.self(
+            normed, bias, is_causal=is_causal, output_attentions=output_attentions
+        )
+        return self.output(context, hidden_states), probs
+
+
+# ---------------------------------------------------------------------------- feed-forward
+class BertIntermediate(nn.Module):
+    """The feed-forward block's expansion: H -> intermediate_size, then GELU."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.intermediate_act_fn(self.dense(hidden_states))  # (B, T, I)
+
+
+class BertOutput(BertSelfOutput):
+    """The feed-forward block's projection back to H; dropout, residual and LayerNorm."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__(config, in_features=config.intermediate_size)
+
+
+# ---------------------------------------------------------------------------- layer, stack
+class BertLayer(nn.Module):
+    """One Transformer encoder layer: attention block, then feed-forward block."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertOutput(config)
+        self.pre_layer_norm = config.pre_layer_norm
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attention_output, probs = self.attention(
+            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
+        )
+        normed = (
+            self.output.LayerNorm(attention_output) if self.pre_layer_norm else attention_output
+        )
+        layer_output = self.output(self.intermediate(normed), attention_output)
+        return layer_output, probs  # (B, T, H), (B, h, T, T) or None
+
+
+class BertEncoder(nn.Module):
+    """The stack of ``num_hidden_layers`` layers (plus a final LayerNorm when pre-LN)."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        if config.pre_layer_norm:  # pre-LN leaves the residual stream unnormalised: fix the end
+            self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        all_hidden = [hidden_states] if output_hidden_states else None
+        all_attentions = [] if output_attentions else None
+        for layer in self.layer:
+            hidden_states, probs = layer(
+                hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
+            )
+            if all_hidden is not None:
+                all_hidden.append(hidden_states)
+            if all_attentions is not None:
+                all_attentions.append(probs)
+        if hasattr(self, "LayerNorm"):
+            hidden_states = self.LayerNorm(hidden_states)
+            if all_hidden is not None:
+                all_hidden[-1] = hidden_states
+        return EncoderOutput(
+            last_hidden_state=hidden_states,
+            hidden_states=tuple(all_hidden) if all_hidden is not None else None,
+            attentions=tuple(all_attentions) if all_attentions is not None else None,
+        )
+
+
+class BertPooler(nn.Module):
+    """BERT's sentence vector for next-sentence prediction: ``tanh(Dense(h_[CLS]))``."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.dense(hidden_states[:, 0]))  # (B, H)
+
+
+# ----------------------------------------------------------------------------------- model
+class BertModel(nn.Module):
+    """The BERT encoder: embeddings, then the layer stack.
+
+    ``add_pooling_layer=True`` adds BERT's pooler (needed to load or export checkpoints that
+    carry ``pooler.*`` weights exactly); pretraining with MLM alone does not use it.
+    """
+
+    def __init__(self, config: EncoderConfig, *, add_pooling_layer: bool = False) -> None:
+        super().__init__()
+        if not isinstance(config, EncoderConfig):
+            raise TypeError(f"BertModel needs an EncoderConfig, got {type(config).__name__}")
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config) if add_pooling_layer else None
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """BERT's initialisation: N(0, initializer_range) weights, zero biases, unit LayerNorms."""
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if module.padding_idx is not None:  # the [PAD] vector starts (and stays) at zero
+                with torch.no_grad():
+                    module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        """Encode a batch. ``input_ids`` (B, T); ``attention_mask`` 1 for tokens, 0 for padding."""
+        self._check_inputs(input_ids, attention_mask, token_type_ids)
+        hidden_states = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
+        is_causal = self.config.is_causal
+        bias = None
+        # No padding: pass no mask at all, so SDPA can pick its fastest kernel (and apply
+        # causality itself). Otherwise one additive bias, shared by every layer and head.
+        if attention_mask is not None and not bool(attention_mask.all()):
+            allowed = attention_allowed(attention_mask, is_causal=is_causal)
+            bias = attention_bias(allowed, hidden_states.dtype)
+            is_causal = False  # already inside the bias
+        output = self.encoder(
+            hidden_states,
+            bias,
+            is_causal=is_causal,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        if self.pooler is not None:
+            output.pooler_output = self.pooler(output.last_hidden_state)
+        return output
+
+    def _check_inputs(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+    ) -> None:
+        """Catch a user's mistakes here, with a message, rather than deep inside torch."""
+        config = self.config
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+            got = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else input_ids
+            raise ValueError(
+                f"input_ids must be a (batch, seq_len) tensor of token ids, got {got!r}; "
+                f"for one sequence use input_ids.unsqueeze(0)"
+            )
+        if input_ids.dtype.is_floating_point or input_ids.dtype == torch.bool:
+            raise ValueError(f"input_ids must hold integer ids, got dtype {input_ids.dtype}")
+        if input_ids.shape[1] > config.max_position_embeddings:
+            raise ValueError(
+                f"sequence length {input_ids.shape[1]} is longer than max_position_embeddings="
+                f"{config.max_position_embeddings}; truncate the input (tokenizer max_length)"
+            )
+        if input_ids.numel():
+            low, high = int(input_ids.min()), int(input_ids.max())
+            if low < 0 or high >= config.vocab_size:
+                bad = low if low < 0 else high
+                raise ValueError(
+                    f"input_ids must be in [0, vocab_size={config.vocab_size}), found id {bad}; "
+                    f"was the tokenizer built with a different vocabulary?"
+                )
+        for name, tensor in (
+            ("attention_mask", attention_mask),
+            ("token_type_ids", token_type_ids),
+        ):
+            if tensor is not None and (
+                not isinstance(tensor, torch.Tensor) or tensor.shape != input_ids.shape
+            ):
+                got = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else tensor
+                raise ValueError(
+                    f"{name} must have the shape of input_ids {tuple(input_ids.shape)}, got {got!r}"
+                )
+        if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
+            raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")
+        if token_type_ids is not None and token_type_ids.numel():
+            low, high = int(token_type_ids.min()), int(token_type_ids.max())
+            if low < 0 or high >= config.type_vocab_size:
+                raise ValueError(
+                    f"token_type_ids must be in [0, type_vocab_size={config.type_vocab_size}), "
+                    f"got values from {low} to {high}"
+                )
+
+    def num_parameters(self) -> int:
+        """How many numbers the model learns (tied weights counted once)."""
+        return sum(p.numel() for p in self.parameters())
