@@ -167,6 +167,7 @@ def save_checkpoint(
     training_config: Mapping[str, Any] | None = None,
     history: Mapping[str, Any] | None = None,
     tokens_seen: int = 0,
+    config_extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``model`` (and optionally its tokenizer and training state) to ``directory``.
 
@@ -180,7 +181,7 @@ def save_checkpoint(
     config = _model_config(model)
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
-    config_json = {"architectures": [type(model).__name__], **config}
+    config_json = {"architectures": [type(model).__name__], **config, **dict(config_extra or {})}
     with _atomic_directory(directory) as tmp:
         (tmp / CONFIG_NAME).write_text(json.dumps(config_json, indent=2) + "\n")
         # save_model stores a tied (shared) tensor once and load_model re-ties it.
@@ -264,9 +265,9 @@ def _build_model(config: Mapping[str, Any]) -> nn.Module:
     from mlmcourse.model import BertModel, EncoderConfig
 
     architecture = (config.get("architectures") or ["BertModel"])[0]
-    encoder_config = EncoderConfig.from_dict(
-        {k: v for k, v in config.items() if k != "architectures"}
-    )
+    # Keep EncoderConfig's fields; the rest is metadata (architectures, model_type, ...).
+    known = EncoderConfig.__dataclass_fields__
+    encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
     if architecture == "BertForMaskedLM":
         from mlmcourse.mlm import BertForMaskedLM
 
