@@ -63,16 +63,57 @@ INDUSTRIES = [  # (kind of organization, the word its names end with)
     ("university", "University"),
     ("orchestra", "Orchestra"),
 ]
-# The words of this lexicon that take "an". It is the sound that counts, not the letter: "a
-# university", "a museum", so a spelling rule would be wrong.
-VOWEL_SOUND = {"engineer", "architect", "accountant", "editor", "author", "analyst", "inspector"}
-VOWEL_SOUND |= {"economist", "actor", "airline", "insurer", "orchestra"}
+# Words that start with a vowel letter but a consonant sound ("a university", "a useful map").
+CONSONANT_SOUND = {"university", "useful", "unique", "european"}
 PRONOUNS = {  # subject, object, possessive; "they" takes plural verbs
     "f": ("she", "her", "her"),
     "m": ("he", "him", "his"),
     "n": ("they", "them", "their"),
 }
 WHEN = ["week", "month", "year", "spring", "summer", "winter"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+MONTHS = "January February March April May June July August September October November December"
+MONTHS = MONTHS.split()
+NUMBERS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "many"]
+ITEMS = """umbrella bicycle lamp clock chair table guitar violin camera map kettle blanket basket
+mirror painting rug jacket coat hat scarf book notebook pen pencil radio bottle cup vase candle key
+wallet ring watch bag box ladder hammer boat kite drum flute telescope globe envelope apple orange
+egg onion oven anchor easel atlas engine piano sofa desk teapot compass saddle lantern helmet
+bucket shovel spoon fork knife plate bowl pillow curtain carpet statue sculpture poster letter
+parcel ticket sandwich cake pie loaf cheese melon lemon peach pear carrot potato tomato shirt
+sweater glove boot sock belt necklace bracelet brooch fan heater printer keyboard tablet
+microscope trumpet harp cello accordion banjo tent hammock canoe sled wagon tractor""".split()
+ADJECTIVES = """red blue green yellow black white old new small large heavy light cheap expensive
+elegant ugly odd ordinary antique beautiful broken shiny wooden simple strange tiny huge modern rare
+useful empty famous quiet purple orange grey brown pink silver golden bright dark clean dirty
+soft hard warm round square narrow wide long short thin thick fragile sturdy lovely handsome
+precious valuable worn dusty polished painted striped spotted""".split()
+PLACES = """market harbour station library cafe square bridge park gallery stadium airport theatre
+garden hotel fair festival museum concert school hospital pier beach castle chapel lighthouse
+zoo""".split()
+TOPICS = """history music trade fishing farming poetry medicine chess football astronomy shipping
+cooking mathematics gardening architecture politics travel science language law energy
+geography philosophy economics biology chemistry physics sculpture dancing sailing weaving
+pottery photography birds insects rivers mountains volcanoes forests deserts islands bridges
+railways ships""".split()
+VERBS_PAST = """repaired painted sold ordered borrowed found designed built cleaned wrapped returned
+carried polished measured photographed delivered""".split()
+WEATHER = ["sunny", "rainy", "cold", "warm", "windy", "foggy", "cloudy", "snowy", "hot", "stormy"]
+MEALS = ["breakfast", "lunch", "dinner"]
+OPENERS = [  # optional lead-ins that vary the wording of fact sentences
+    "according to the records ,",
+    "as far as we know ,",
+    "as everyone knows ,",
+    "in fact ,",
+    "by all accounts ,",
+    "as the newspaper reported ,",
+    "people say that",
+    "it is well known that",
+    "we learned that",
+    "the guide says that",
+    "everyone in town knows that",
+    "the old atlas says that",
+]
 
 _ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"]
 _ONSETS += ["br", "dr", "kr", "tr", "st", "th", "sh", "ch", "gr", "pl"]
@@ -81,8 +122,13 @@ _CODAS = ["", "", "", "n", "r", "l", "s", "th", "m", "k", "x", "nd", "rn"]
 
 
 def article(word: str) -> str:
-    """``"an"`` before a vowel sound, ``"a"`` otherwise (for this world's words)."""
-    return "an" if word in VOWEL_SOUND else "a"
+    """``"an"`` before a vowel sound, ``"a"`` otherwise.
+
+    The sound, not the letter, decides ("a university", "an umbrella"); the exceptions this
+    lexicon needs are listed in ``CONSONANT_SOUND``.
+    """
+    starts_with_vowel = word[0].lower() in "aeiou" and word.lower() not in CONSONANT_SOUND
+    return "an" if starts_with_vowel else "a"
 
 
 # --- the world ---------------------------------------------------------------------------------
@@ -207,7 +253,7 @@ class NameMaker:
 
 def build_world(
     rng: random.Random,
-    names: NameMaker,
+    names: Callable[[], str],
     *,
     n_countries: int,
     cities_per_country: int,
@@ -753,15 +799,16 @@ def visited(s: Sampler) -> Rendered:
 
 
 @template("event")
-def met_in(s: Sampler) -> Rendered:
+def met_in(s: Sampler) -> Rendered | None:
     p, q, c = s.person(), s.person(), s.city()
     if p is q:
         return None
-    return render("met_in", [p, "met", q, "in", c, "."])
+    day = s.rng.choice(WEEKDAYS)
+    return render("met_in", [p, "met", q, "at the", s.rng.choice(PLACES), "in", c, "on", day, "."])
 
 
 @template("event")
-def will_meet_at(s: Sampler) -> Rendered:
+def will_meet_at(s: Sampler) -> Rendered | None:
     p, q = s.person(), s.person()
     if p is q:
         return None
@@ -771,27 +818,120 @@ def will_meet_at(s: Sampler) -> Rendered:
 @template("event")
 def a_profession_from(s: Sampler) -> Rendered:
     job, c, o = s.rng.choice(PROFESSIONS)[0], s.city(), s.org()
-    return render("a_profession_from", [_a(job), "from", c, "spoke at", o, "yesterday ."])
+    topic = s.rng.choice(TOPICS)
+    parts = [_a(job), "from", c, "spoke about", topic, "at", o, "yesterday ."]
+    return render("a_profession_from", parts)
 
 
 @template("event")
 def professions_travel(s: Sampler) -> Rendered:
     job, c = s.rng.choice(PROFESSIONS)[1], s.city()
-    n = s.rng.choice(["two", "three", "four", "five", "many"])
-    return render("professions_travel", [n, job, "travelled to", c, "last", "week", "."])
+    n, when = s.rng.choice(NUMBERS), s.rng.choice(WHEN)
+    return render("professions_travel", [n, job, "travelled to", c, "last", when, "."])
+
+
+@template("event")
+def bought(s: Sampler) -> Rendered:
+    p, c = s.person(), s.city()
+    thing = f"{s.rng.choice(ADJECTIVES)} {s.rng.choice(ITEMS)}"
+    parts = [p, "bought", _a(thing), "at the", s.rng.choice(PLACES), "in", c, "on"]
+    return render("bought", [*parts, s.rng.choice(WEEKDAYS), "."])
+
+
+@template("event")
+def handled(s: Sampler) -> Rendered:
+    p, verb = s.person(), s.rng.choice(VERBS_PAST)
+    thing = f"{s.rng.choice(ADJECTIVES)} {s.rng.choice(ITEMS)}"
+    when = s.rng.choice(["yesterday", f"last {s.rng.choice(WHEN)}", f"on {s.rng.choice(WEEKDAYS)}"])
+    return render("handled", [p, verb, _a(thing), "for", s.e(p.employer), when, "."])
+
+
+@template("event")
+def will_buy(s: Sampler) -> Rendered:
+    p, c = s.person(), s.city()
+    parts = [p, "will buy", _a(s.rng.choice(ITEMS)), "in", c, "next", s.rng.choice(WHEN), "."]
+    return render("will_buy", parts)
+
+
+@template("event")
+def gave(s: Sampler) -> Rendered | None:
+    p, q = s.person(), s.person()
+    if p is q:
+        return None
+    thing = f"{s.rng.choice(ADJECTIVES)} {s.rng.choice(ITEMS)}"
+    return render("gave", [p, "gave", q, _a(thing), "in", s.rng.choice(MONTHS), "."])
+
+
+@template("event")
+def lost_possessive(s: Sampler) -> Rendered:
+    p, c = s.person(), s.city()
+    parts = [p, "lost", _possessive(p), s.rng.choice(ITEMS), "in", c, "last", s.rng.choice(WHEN)]
+    return render("lost_possessive", [*parts, "."])
+
+
+@template("event")
+def weather(s: Sampler) -> Rendered:
+    c, day = s.city(), s.rng.choice(WEEKDAYS)
+    if s.rng.random() < 0.5:
+        parts = ["the weather in", c, "was", s.rng.choice(WEATHER), "on", day, "."]
+    else:
+        parts = ["it will be", s.rng.choice(WEATHER), "in", c, "on", day, "."]
+    return render("weather", parts)
+
+
+@template("event")
+def had_meal(s: Sampler) -> Rendered | None:
+    p, q, c = s.person(), s.person(), s.city()
+    if p is q:
+        return None
+    place = f"{s.rng.choice(ADJECTIVES)} restaurant"
+    parts = [p, "and", q, "had", s.rng.choice(MEALS), "at", _a(place), "in", c, "."]
+    return render("had_meal", parts)
+
+
+@template("event")
+def will_fly(s: Sampler) -> Rendered | None:
+    p, a, b = s.person(), s.city(), s.city()
+    if a is b:
+        return None
+    parts = ["on", s.rng.choice(WEEKDAYS), ",", p, "will fly from", a, "to", b, "."]
+    return render("will_fly", parts)
+
+
+@template("event")
+def reading_about(s: Sampler) -> Rendered:
+    p = s.person()
+    parts = [p, _verb(p, "is", "are"), "reading a book about", s.rng.choice(TOPICS), "."]
+    return render("reading_about", parts)
+
+
+@template("event")
+def never_been(s: Sampler) -> Rendered:
+    p, c = s.person(), s.city()
+    return render("never_been", [p, _verb(p, "has", "have"), "never been to", c, "."])
+
+
+@template("event")
+def org_opened_branch(s: Sampler) -> Rendered:
+    o, c = s.org(), s.city()
+    year = s.rng.randrange(max(o.founded + 1, 1950), 2025)
+    parts = [o, "opened a new office in", c, "in", s.rng.choice(MONTHS), str(year), "."]
+    return render("org_opened_branch", parts)
 
 
 # --- corpus, probes and files ------------------------------------------------------------------
 
 FAMILY_WEIGHTS = {
-    "geography": 0.14,
-    "organization": 0.18,
-    "person": 0.30,
-    "pronoun": 0.13,
+    "geography": 0.13,
+    "organization": 0.16,
+    "person": 0.27,
+    "pronoun": 0.12,
     "plural": 0.08,
-    "question": 0.09,
-    "event": 0.08,
+    "question": 0.08,
+    "event": 0.16,
 }
+OPENER_FAMILIES = {"geography", "organization", "person"}
+OPENER_PROBABILITY = 0.3
 FAMILIES = {f: [name for name, (fam, _) in TEMPLATES.items() if fam == f] for f in FAMILY_WEIGHTS}
 
 # Which templates may carry a fact probe, per relation: the probe masks the fact's object.
@@ -835,9 +975,28 @@ class _Fixed(Sampler):
 
 
 def _template_words() -> set[str]:
-    words = set(_COMMON_WORDS) | set(WHEN)
-    words |= {w for pair in PROFESSIONS for w in pair}
-    words |= {w.lower() for pair in INDUSTRIES for w in pair}
+    """Every word a template or lexicon list can produce, lower-cased: names must avoid them."""
+    words = set(_COMMON_WORDS) | {w for o in OPENERS for w in o.split()}
+    for lexicon in (WHEN, WEEKDAYS, MONTHS, NUMBERS, ITEMS, ADJECTIVES, PLACES, TOPICS, WEATHER):
+        words |= {w.lower() for w in lexicon}
+    words |= {w.lower() for w in (*MEALS, *VERBS_PAST)}
+    words |= {w.lower() for pair in (*PROFESSIONS, *INDUSTRIES) for w in pair}
+    # Render every template on a throwaway world whose names cannot clash, and keep its O words.
+    rng, counter = random.Random(0), iter(range(10**6))
+    dummy = build_world(
+        rng,
+        lambda: f"Zz{next(counter)}",
+        n_countries=4,
+        cities_per_country=3,
+        n_organizations=10,
+        n_people=12,
+    )
+    sampler = Sampler(dummy, rng)
+    for _, fn in TEMPLATES.values():
+        for _ in range(10):
+            r = fn(sampler)
+            if r is not None:
+                words |= {t.lower() for t, g in zip(r.tokens, r.tags, strict=True) if g == "O"}
     return words
 
 
@@ -846,10 +1005,10 @@ def generate_worlds(seed: int = SEED) -> tuple[World, World]:
     rng = random.Random(seed)
     names = NameMaker(rng, _template_words())
     seen = build_world(
-        rng, names, n_countries=16, cities_per_country=3, n_organizations=40, n_people=64
+        rng, names, n_countries=16, cities_per_country=3, n_organizations=40, n_people=60
     )
     unseen = build_world(
-        rng, names, n_countries=8, cities_per_country=3, n_organizations=16, n_people=32
+        rng, names, n_countries=8, cities_per_country=3, n_organizations=16, n_people=30
     )
     return seen, unseen
 
@@ -863,8 +1022,19 @@ def sample_sentence(sampler: Sampler, reserved: set[tuple[str, tuple[str, str, s
         family = rng.choices(families, weights)[0]
         name = rng.choice(FAMILIES[family])
         out = TEMPLATES[name][1](sampler)
-        if out is not None and not any((name, fact) in reserved for fact in out.facts):
-            return out
+        if out is None or any((name, fact) in reserved for fact in out.facts):
+            continue
+        if family in OPENER_FAMILIES and rng.random() < OPENER_PROBABILITY:
+            out = with_opener(out, rng.choice(OPENERS))
+        return out
+
+
+def with_opener(r: Rendered, opener: str) -> Rendered:
+    """``"as far as we know , the capital of ..."``: the same facts, in a longer wording."""
+    first = r.tokens[0] if r.tags[0] != "O" else r.tokens[0].lower()
+    words = opener.split()
+    tokens = (words[0].capitalize(), *words[1:], first, *r.tokens[1:])
+    return Rendered(tokens, ("O",) * len(words) + r.tags, r.template, r.facts)
 
 
 def fact_probe_plan(world: World, rng: random.Random) -> list[tuple[str, tuple[str, str, str]]]:

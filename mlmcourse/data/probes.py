@@ -1,0 +1,43 @@
+"""Checks that a probe's answer is determined the way its probe set claims.
+
+A right-context probe claims that the words *before* ``[MASK]`` do not determine the answer.
+:func:`left_continuations` makes that claim measurable: it counts which words follow the same
+left context in a corpus. When several different words do, a model that reads only the left
+context (a causal language model) cannot know which one the probe wants.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from mlmcourse.data import Probe, Sentence
+
+MASK = "[MASK]"
+
+
+def split_probe(probe: Probe) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The words left and right of the probe's ``[MASK]``."""
+    tokens = probe.text.split(" ")
+    if tokens.count(MASK) != 1:
+        raise ValueError(f"a probe needs exactly one {MASK}, got {probe.text!r}")
+    i = tokens.index(MASK)
+    return tuple(tokens[:i]), tuple(tokens[i + 1 :])
+
+
+def left_continuations(
+    left: Sequence[str], sentences: Iterable[Sentence | Sequence[str]]
+) -> Counter[str]:
+    """How often each word follows exactly the words ``left`` at the start of a sentence.
+
+    With ``left == ()`` this is the distribution of first words. A left-to-right model that saw
+    ``sentences`` can at best predict this distribution for a probe with that left context.
+    """
+    left = tuple(left)
+    n = len(left)
+    counts: Counter[str] = Counter()
+    for s in sentences:
+        tokens = s.tokens if isinstance(s, Sentence) else tuple(s)
+        if len(tokens) > n and tuple(tokens[:n]) == left:
+            counts[tokens[n]] += 1
+    return counts
