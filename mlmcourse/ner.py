@@ -466,6 +466,18 @@ class BertForTokenClassification(nn.Module):
         model.bert.load_state_dict({k: v for k, v in state.items() if k in own})
         return model
 
+    @classmethod
+    def from_pretrained(
+        cls, directory: Any, num_labels: int, **kwargs: Any
+    ) -> BertForTokenClassification:
+        """Start from the encoder of a checkpoint directory (an MLM model's or an encoder's).
+
+        ``kwargs`` go to :meth:`from_encoder` (``class_weights``, ``id2label``, ...).
+        """
+        from mlmcourse.checkpoint import load_encoder
+
+        return cls.from_encoder(load_encoder(directory), num_labels, **kwargs)
+
     def forward(
         self,
         input_ids: torch.Tensor,

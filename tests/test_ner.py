@@ -586,3 +586,15 @@ def test_from_encoder_takes_the_encoder_of_an_mlm_model():
         pretrained.state_dict(), 3, config=pretrained.config
     )
     assert torch.equal(from_state.bert.state_dict()[name], pretrained.bert.state_dict()[name])
+
+
+def test_from_pretrained_reads_the_encoder_of_an_mlm_checkpoint(tmp_path):
+    mlm = pytest.importorskip("mlmcourse.mlm")
+    checkpoint = pytest.importorskip("mlmcourse.checkpoint")
+    torch.manual_seed(0)
+    pretrained = mlm.BertForMaskedLM(tiny_config())
+    checkpoint.save_checkpoint(tmp_path / "mlm", pretrained)
+    model = BertForTokenClassification.from_pretrained(tmp_path / "mlm", 7, id2label=LABELS)
+    for name, value in pretrained.bert.state_dict().items():
+        assert torch.equal(model.bert.state_dict()[name], value)
+    assert model.training and model.config.hidden_size == 32
