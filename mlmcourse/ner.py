@@ -15,6 +15,7 @@ The pieces, in the order a batch meets them:
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 import re
@@ -187,7 +188,7 @@ def word_ids_from_offsets(
         if special:
             word_ids.append(None)
             continue
-        w = _bisect_right(starts, start) - 1
+        w = bisect.bisect_right(starts, start) - 1  # the last word starting at or before it
         if w < 0 or not word_spans[w][0] <= start < word_spans[w][1]:
             raise ValueError(
                 f"piece {k} at characters {start}:{end} lies in no word (word spans "
@@ -195,17 +196,6 @@ def word_ids_from_offsets(
             )
         word_ids.append(w)
     return word_ids
-
-
-def _bisect_right(values: Sequence[int], x: int) -> int:
-    lo, hi = 0, len(values)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x < values[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 @dataclass(frozen=True)
@@ -235,6 +225,13 @@ def encode_words(
     pieces and the closing special token, like the tokenizer's truncation; words cut off get
     no piece (their predictions default to ``O``).
     """
+    if isinstance(words, str):
+        raise TypeError(
+            f"words must be a list of words, got the string {words[:40]!r}; split it first "
+            "(or call predict_entities for raw text)"
+        )
+    if (text is None) != (word_spans is None):
+        raise ValueError("pass text and word_spans together (or neither, to join the words)")
     if text is None:
         text, word_spans = _word_spans(words)
     enc = tokenizer.encode(text)

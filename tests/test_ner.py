@@ -598,3 +598,10 @@ def test_from_pretrained_reads_the_encoder_of_an_mlm_checkpoint(tmp_path):
     for name, value in pretrained.bert.state_dict().items():
         assert torch.equal(model.bert.state_dict()[name], value)
     assert model.training and model.config.hidden_size == 32
+
+
+def test_encode_words_refuses_a_string_and_keeps_a_spaced_word_whole(tokenizer):
+    with pytest.raises(TypeError, match="list of words"):
+        encode_words(tokenizer, "Barack Obama")
+    enc = encode_words(tokenizer, ["New York", "rocks"])  # a word with a space inside
+    assert [w for w in enc.word_ids if w is not None] == [0, 0, 1]
