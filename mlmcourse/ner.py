@@ -39,6 +39,7 @@ __all__ = [
     "TokenClassifierOutput",
     "align_labels_with_tokens",
     "allowed_transitions",
+    "class_weights_from_tags",
     "decode_pieces",
     "encode_words",
     "entities_from_probabilities",
@@ -142,6 +143,28 @@ class LabelVocab:
                 f"{label!r} has no continuation label {inside!r} in {list(self.labels)}"
             )
         return inside
+
+
+def class_weights_from_tags(
+    sentences: Iterable[Any], label_vocab: LabelVocab, *, power: float = 0.5
+) -> torch.Tensor:
+    """Per-label loss weights ``(total / (num_labels * count)) ** power`` from word tags.
+
+    NER data is mostly ``O``; weighting a label by its inverse frequency makes a missed
+    entity word cost more than a missed ``O``. ``power=1`` is full inverse frequency (often
+    too strong: the model then over-predicts entities), ``0.5`` the usual compromise, ``0``
+    no weighting. A label that never occurs gets the weight of a label seen once.
+    """
+    if not isinstance(power, int | float) or power < 0:
+        raise ValueError(f"power must be a non-negative number, got {power!r}")
+    counts = torch.zeros(len(label_vocab))
+    for sentence in sentences:
+        for i in label_vocab.encode(getattr(sentence, "tags", sentence)):
+            counts[i] += 1
+    if counts.sum() == 0:
+        raise ValueError("no tags to count: the sentences are empty")
+    weights = counts.sum() / (len(label_vocab) * counts.clamp_min(1))
+    return weights**power
 
 
 def _as_labels(labels: LabelVocab | Mapping[int, str] | Sequence[str]) -> list[str]:

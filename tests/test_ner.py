@@ -605,3 +605,23 @@ def test_encode_words_refuses_a_string_and_keeps_a_spaced_word_whole(tokenizer):
         encode_words(tokenizer, "Barack Obama")
     enc = encode_words(tokenizer, ["New York", "rocks"])  # a word with a space inside
     assert [w for w in enc.word_ids if w is not None] == [0, 0, 1]
+
+
+def test_class_weights_from_tags_favour_rare_labels():
+    from mlmcourse.ner import class_weights_from_tags
+
+    vocab = LabelVocab(LABELS)
+    tags = [t for _, t in TOY]
+    full = class_weights_from_tags(tags, vocab, power=1.0)
+    counts = torch.tensor(
+        [sum(t.count(label) for t in tags) for label in LABELS], dtype=torch.float
+    )
+    assert torch.allclose(full, counts.sum() / (7 * counts.clamp_min(1)))
+    assert full[vocab.label2id["O"]] < full[vocab.label2id["I-ORG"]]
+    assert torch.allclose(class_weights_from_tags(tags, vocab), full.sqrt())
+    assert torch.equal(class_weights_from_tags(tags, vocab, power=0), torch.ones(7))
+    with pytest.raises(ValueError, match="unknown label 'B-X'"):
+        class_weights_from_tags([["B-X"]], vocab)
+    with pytest.raises(ValueError, match="empty"):
+        class_weights_from_tags([[]], vocab)
+    BertForTokenClassification(tiny_config(), 7, class_weights=full)  # accepted as is
