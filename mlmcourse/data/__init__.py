@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
+
+from mlmcourse.data.real import load_wikitext2, load_wnut17, read_conll
+from mlmcourse.data.sentence import Probe, Sentence
 
 __all__ = [
     "WORLD_LABELS",
     "Probe",
     "Sentence",
     "load_probes",
+    "load_wikitext2",
+    "load_wnut17",
     "load_world",
     "load_world_facts",
+    "read_conll",
     "world_texts",
 ]
 
@@ -28,44 +33,6 @@ WORLD_SPLITS = ("train", "validation", "test", "unseen")
 PROBE_KINDS = ("fact", "right_context")
 WORLD_LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
 """The BIO labels of the world corpus, ``"O"`` first (person, organization, location)."""
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence: word tokens and their BIO tags, aligned one to one."""
-
-    tokens: tuple[str, ...]
-    tags: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        if len(self.tokens) != len(self.tags):
-            raise ValueError(
-                f"a Sentence needs one tag per token, got {len(self.tokens)} tokens "
-                f"and {len(self.tags)} tags"
-            )
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.tokens)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """A cloze sentence with one ``[MASK]`` standing for one word, and why the answer is known.
-
-    ``relation`` names what the probe tests (``"capital_of"``, ``"article"``, ...), so results
-    can be broken down by kind.
-    """
-
-    text: str
-    answer: str
-    evidence: str
-    relation: str = ""
-
-    @property
-    def filled(self) -> str:
-        """The sentence with the answer in place of ``[MASK]``."""
-        return self.text.replace("[MASK]", self.answer, 1)
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -1111,8 +1111,13 @@ def make_right_context_probes(world: World, rng: random.Random) -> list[dict]:
         probes.append(_first_word_probe(r, "first_name", why))
     for job, _ in PROFESSIONS:
         for _ in range(2):
-            c, o = rng.choice(world.cities), rng.choice(world.organizations)
-            r = render("a_profession_from", [_a(job), "from", c, "spoke at", o, "yesterday ."])
+            c, o, topic = (
+                rng.choice(world.cities),
+                rng.choice(world.organizations),
+                rng.choice(TOPICS),
+            )
+            parts = [_a(job), "from", c, "spoke about", topic, "at", o, "yesterday ."]
+            r = render("a_profession_from", parts)
             why = f"'{job}' begins with a {'vowel' if article(job) == 'an' else 'consonant'} sound"
             probes.append(_first_word_probe(r, "article", why))
     return probes
