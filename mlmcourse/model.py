@@ -38,6 +38,7 @@ __all__ = [
     "attention_allowed",
     "attention_bias",
     "eager_attention",
+    "mean_pooling",
 ]
 
 
@@ -548,3 +549,18 @@ class BertModel(nn.Module):
     def num_parameters(self) -> int:
         """How many numbers the model learns (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters())
+
+
+def mean_pooling(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """One vector per sequence: the average of its real tokens' vectors, padding left out.
+
+    This is how sentence-transformers turns MiniLM's token vectors into a sentence embedding
+    (it then L2-normalises them). (B, T, H), (B, T) -> (B, H).
+    """
+    if attention_mask.shape != last_hidden_state.shape[:2]:
+        raise ValueError(
+            f"attention_mask must be (B, T) = {tuple(last_hidden_state.shape[:2])}, "
+            f"got {tuple(attention_mask.shape)}"
+        )
+    weights = attention_mask.to(last_hidden_state.dtype).unsqueeze(-1)  # (B, T, 1)
+    return (last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1.0)

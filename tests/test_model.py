@@ -14,6 +14,7 @@ from mlmcourse.model import (
     attention_allowed,
     attention_bias,
     eager_attention,
+    mean_pooling,
 )
 
 TINY = dict(
@@ -220,6 +221,16 @@ def test_pooler_is_optional():
     model = BertModel(EncoderConfig(**TINY), add_pooling_layer=True).eval()
     input_ids, attention_mask, _ = padded_batch()
     assert model(input_ids, attention_mask).pooler_output.shape == (3, 32)
+
+
+def test_mean_pooling_ignores_padding():
+    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).view(2, 3, 2)
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    pooled = mean_pooling(hidden, mask)
+    torch.testing.assert_close(pooled[0], hidden[0].mean(0))
+    torch.testing.assert_close(pooled[1], hidden[1, 0])
+    with pytest.raises(ValueError, match="attention_mask must be"):
+        mean_pooling(hidden, mask[:, :2])
 
 
 # ------------------------------------------------------------------------------- errors
