@@ -20,6 +20,7 @@ from mlmcourse.tokenization import (
     learn_wordpiece_vocab,
     load_tokenizer,
     pre_tokenize,
+    tokenization_stats,
     truncation_lengths,
 )
 
@@ -455,3 +456,23 @@ def test_load_errors(tmp_path):
     (tmp_path / "bpe.json").write_text('{"model": {"type": "BPE"}}', encoding="utf-8")
     with pytest.raises(ValueError, match="expected a WordPiece"):
         load_tokenizer(tmp_path / "bpe.json")
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def test_tokenization_stats_counts_oov_words_and_pieces(word_level, wordpiece):
+    texts = ["the cat sat", "the mole and the pilot sat"]  # 9 words, 2 unseen
+    stats = tokenization_stats(word_level, texts)
+    assert (stats.texts, stats.words, stats.tokens, stats.unk_words) == (2, 9, 9, 2)
+    assert stats.oov_rate == pytest.approx(2 / 9)
+    assert stats.tokens_per_word == 1.0
+    assert stats.mean_length == pytest.approx((9 + 4) / 2)
+    assert stats.vocab_size == word_level.vocab_size
+    pieces = tokenization_stats(wordpiece, texts)
+    assert pieces.words == 9 and pieces.unk_words == 0  # spelled from pieces instead
+    assert pieces.tokens == sum(len(wordpiece.tokenize(t)) for t in texts) > 9
+    # a character never seen in training ("z") leaves even WordPiece with [UNK]
+    assert tokenization_stats(wordpiece, ["the zebra sat"]).unk_words == 1
+    with pytest.raises(ValueError, match="empty list"):
+        tokenization_stats(word_level, [])
