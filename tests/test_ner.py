@@ -625,3 +625,18 @@ def test_class_weights_from_tags_favour_rare_labels():
     with pytest.raises(ValueError, match="empty"):
         class_weights_from_tags([[]], vocab)
     BertForTokenClassification(tiny_config(), 7, class_weights=full)  # accepted as is
+
+
+def test_evaluate_ner_scores_words_against_gold(trained, tokenizer):
+    from mlmcourse.ner import evaluate_ner
+
+    model, _, _ = trained
+    result = evaluate_ner(model, tokenizer, [(w, t) for w, t in TOY], batch_size=2)
+    assert result["f1"] == result["precision"] == result["recall"] == 1.0
+    assert result["token_accuracy"] == 1.0
+    assert result["report"]["PER"]["support"] == 2
+    assert result["predictions"] == [t for _, t in TOY]
+    wrong = [(w, ["O"] * len(t)) for w, t in TOY]  # gold says nothing: every entity is wrong
+    assert evaluate_ner(model, tokenizer, wrong)["precision"] == 0.0
+    with pytest.raises(ValueError, match="gold tags"):
+        evaluate_ner(model, tokenizer, [["just", "words"]])
