@@ -857,11 +857,14 @@ class WordPieceTokenizer(BaseTokenizer):
             return cls(tokenizer)
         # The same normalizer and pre-tokenizer decide what a word is, then we learn the pieces.
         splitter = _bert_pipeline(None, lowercase=lowercase)
+        # Both work character by character and never join across a space, so each distinct
+        # space-separated chunk is split once and its words weighted by how often it occurs.
+        chunks = Counter(c for t in texts for part in _SPECIAL_RE.split(t) for c in part.split(" "))
         counts: Counter[str] = Counter()
-        for text in texts:
-            for part in _SPECIAL_RE.split(text):  # a "[MASK]" in the text is not a word
-                normalized = splitter.normalizer.normalize_str(part)
-                counts.update(w for w, _ in splitter.pre_tokenizer.pre_tokenize_str(normalized))
+        for chunk, n in chunks.items():
+            normalized = splitter.normalizer.normalize_str(chunk)
+            for word, _ in splitter.pre_tokenizer.pre_tokenize_str(normalized):
+                counts[word] += n
         tokens = learn_wordpiece_vocab(
             counts,
             vocab_size=vocab_size,
