@@ -29,6 +29,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 __all__ = [
@@ -103,14 +104,6 @@ def _check_same_shape(tensor: Any, input_ids: torch.Tensor, name: str) -> torch.
     return tensor.reshape(input_ids.shape).to(input_ids.device)
 
 
-@functools.lru_cache(maxsize=16)
-def _non_special_ids(vocab_size: int, special_ids: frozenset[int]) -> torch.Tensor:
-    """The ids a random replacement may use: the vocabulary without its special tokens."""
-    keep = torch.ones(vocab_size, dtype=torch.bool)
-    keep[[i for i in special_ids if 0 <= i < vocab_size]] = False
-    return keep.nonzero().squeeze(1)
-
-
 class _Replacement:
     """What the 80/10/10 step needs, validated once: ids, vocabulary and ratios."""
 
@@ -132,17 +125,15 @@ class _Replacement:
                 f"mask_token_id must be a valid id in [0, vocab_size={vocab_size}), "
                 f"got {mask_token_id}"
             )
-        if isinstance(special_ids, torch.Tensor):
-            special_ids = special_ids.tolist()
-        if isinstance(special_ids, str | bytes) or not isinstance(special_ids, Iterable):
-            raise TypeError(f"special_ids must be a collection of ids, got {special_ids!r}")
-        specials = frozenset(int(i) for i in special_ids)
+        specials = {int(i) for i in special_ids} | {mask_token_id}
         self.mask_token_id = mask_token_id
         self.vocab_size = vocab_size
-        self.special_ids = torch.tensor(sorted(specials | {mask_token_id}), dtype=torch.long)
         self.mask_replace_prob = mask_replace_prob
         self.random_replace_prob = random_replace_prob
-        self.pool = _non_special_ids(vocab_size, specials | {mask_token_id})
+        # A lookup table (V,) is faster than torch.isin for a handful of specials.
+        self.ordinary = torch.ones(vocab_size, dtype=torch.bool)
+        self.ordinary[[i for i in specials if 0 <= i < vocab_size]] = False
+        self.pool = self.ordinary.nonzero().squeeze(1)  # what a random replacement may use
         if random_replace_prob > 0 and self.pool.numel() == 0:
             raise ValueError(
                 f"random_replace_prob={random_replace_prob} needs at least one non-special id, "
@@ -153,13 +144,14 @@ class _Replacement:
         self, input_ids: torch.Tensor, special_tokens_mask: torch.Tensor | None
     ) -> torch.Tensor:
         """``(B, T)`` True where a token may become a target: not special, not padding."""
-        low, high = (int(input_ids.min()), int(input_ids.max())) if input_ids.numel() else (0, 0)
-        if low < 0 or high >= self.vocab_size:
-            raise ValueError(
-                f"input_ids must be in [0, vocab_size={self.vocab_size}), "
-                f"got values from {low} to {high}"
-            )
-        selectable = ~torch.isin(input_ids, self.special_ids.to(input_ids.device))
+        if input_ids.numel():
+            low, high = (int(v) for v in torch.aminmax(input_ids))
+            if low < 0 or high >= self.vocab_size:
+                raise ValueError(
+                    f"input_ids must be in [0, vocab_size={self.vocab_size}), "
+                    f"got values from {low} to {high}"
+                )
+        selectable = self.ordinary.to(input_ids.device)[input_ids]  # (B, T)
         if special_tokens_mask is not None:
             special = _check_same_shape(special_tokens_mask, input_ids, "special_tokens_mask")
             selectable &= special == 0
@@ -207,14 +199,32 @@ def _setup(
     ids = _as_batch(input_ids)  # (B, T)
     _check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
     _check_count(min_masked, "min_masked")
-    replacement = _Replacement(
+    if isinstance(special_ids, torch.Tensor):
+        special_ids = special_ids.tolist()
+    if isinstance(special_ids, str | bytes) or not isinstance(special_ids, Iterable):
+        raise TypeError(f"special_ids must be a collection of ids, got {special_ids!r}")
+    replacement = _replacement(
+        mask_token_id, tuple(special_ids), vocab_size, mask_replace_prob, random_replace_prob
+    )
+    return ids, replacement.selectable(ids, special_tokens_mask), replacement
+
+
+@functools.lru_cache(maxsize=32)
+def _replacement(
+    mask_token_id: Any,
+    special_ids: tuple[int, ...],
+    vocab_size: Any,
+    mask_replace_prob: float,
+    random_replace_prob: float,
+) -> _Replacement:
+    """Built once per setting: a training loop masks every step with the same tokenizer."""
+    return _Replacement(
         mask_token_id=mask_token_id,
         special_ids=special_ids,
         vocab_size=vocab_size,
         mask_replace_prob=mask_replace_prob,
         random_replace_prob=random_replace_prob,
     )
-    return ids, replacement.selectable(ids, special_tokens_mask), replacement
 
 
 def _ensure_min_selected(
@@ -544,15 +554,15 @@ def mask_spans(
 # --------------------------------------------------------------------------------------------
 
 
-def _pad_rows(rows: Sequence[Any], width: int, fill: int) -> torch.Tensor:
-    """Stack rows of ints (lists or tensors) of different lengths into ``(B, width)``."""
-    lengths = torch.tensor([len(row) for row in rows])
-    out = torch.full((len(rows), width), fill, dtype=torch.long)
-    if all(isinstance(row, list) for row in rows):  # the common case: one tensor from one list
-        flat = torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long)
+def _pad_rows(rows: Sequence[Any], filled: torch.Tensor, fill: int) -> torch.Tensor:
+    """Write rows of ints (lists or tensors) where ``filled`` (B, T) is True; ``fill`` elsewhere."""
+    out = torch.full(filled.shape, fill, dtype=torch.long)
+    if all(type(row) is list for row in rows):  # the common case; numpy reads ints fastest
+        values = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64)
+        flat = torch.from_numpy(values)
     else:
         flat = torch.cat([torch.as_tensor(row, dtype=torch.long).reshape(-1) for row in rows])
-    out[torch.arange(width) < lengths[:, None]] = flat
+    out[filled] = flat
     return out
 
 
@@ -705,8 +715,8 @@ class MLMCollator:
         }
         batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
         if self.strategy != "token":
-            rows = [encoded.word_ids(i) for i in range(len(examples))]
-            batch["word_ids"] = _pad_rows([_no_none(row) for row in rows], len(rows[0]), -1)
+            rows = [_no_none(encoded.word_ids(i)) for i in range(len(examples))]
+            batch["word_ids"] = torch.tensor(rows, dtype=torch.long)  # already padded
         return batch
 
     def _pad_dicts(self, examples: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
@@ -719,11 +729,11 @@ class MLMCollator:
                 f"example {longest} has {width} tokens, more than max_length={self.max_length}; "
                 "tokenize with truncation (or raise max_length) rather than cut [SEP] off here"
             )
+        filled = torch.arange(width) < torch.tensor(lengths)[:, None]  # (B, T)
         batch = {
-            "input_ids": _pad_rows(ids, width, self.tokenizer.pad_token_id),
-            "attention_mask": torch.arange(width) < torch.tensor(lengths)[:, None],
+            "input_ids": _pad_rows(ids, filled, self.tokenizer.pad_token_id),
+            "attention_mask": filled.long(),
         }
-        batch["attention_mask"] = batch["attention_mask"].long()
         for name, fill in (("token_type_ids", 0), ("special_tokens_mask", 1), ("word_ids", -1)):
             present = [name in example for example in examples]
             if any(present) and not all(present):
@@ -733,7 +743,7 @@ class MLMCollator:
                 if name == "word_ids":
                     rows = [_no_none(row) for row in rows]
                 _check_lengths(rows, lengths, name)
-                batch[name] = _pad_rows(rows, width, fill)
+                batch[name] = _pad_rows(rows, filled, fill)
         batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
         if self.strategy == "whole_word" and "word_ids" not in batch:
             raise ValueError(
@@ -772,6 +782,8 @@ class MLMCollator:
 
 
 def _example_kind(example: Any) -> str:
+    if type(example) is dict:  # the common case, checked first: this runs for every example
+        return "dict" if "input_ids" in example else "dict without input_ids"
     if isinstance(example, str):
         return "text"
     if (
