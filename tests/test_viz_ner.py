@@ -44,8 +44,10 @@ def test_text_and_types_are_escaped():
 
 def test_scores_can_be_hidden_and_nan_scores_are_blank():
     assert "0.97" not in entities_html(TEXT, ENTITIES, show_scores=False)
-    out = entities_html(TEXT, [dict(ENTITIES[0], score=math.nan)])
-    assert "nan" not in out and 'title="PER"' in out
+    for nan in (math.nan, torch.tensor(math.nan), None):
+        out = entities_html(TEXT, [dict(ENTITIES[0], score=nan)])
+        assert "nan" not in out and 'title="PER"' in out
+    assert "PER 0.25" in entities_html(TEXT, [dict(ENTITIES[0], score=torch.tensor(0.25))])
 
 
 def test_no_entity_is_said_plainly():

@@ -49,9 +49,9 @@ def _check_spans(text: str, entities: Sequence[Mapping[str, Any]]) -> list[Mappi
 
 
 def _score_text(score: Any) -> str:
-    return (
-        "" if score is None or (isinstance(score, float) and math.isnan(score)) else f"{score:.2f}"
-    )
+    if score is None or math.isnan(float(score)):  # float(): NumPy and torch scalars too
+        return ""
+    return f"{float(score):.2f}"
 
 
 def entities_html(
