@@ -47,6 +47,14 @@ __all__ = [
     "train",
     "is_main_process",
     "SCHEDULES",
+    "fixed_eval_batches",
+    "lr_multiplier",
+    "PretrainConfig",
+    "HELP",
+    "config_keys",
+    "load_config",
+    "pretrain",
+    "PretrainRun",
 ]
 
 SCHEDULES = ("cosine", "linear", "constant")
@@ -572,3 +580,357 @@ def train(
 
 def _prefixed(metrics: Mapping[str, float]) -> dict[str, float]:
     return {f"eval_{k}": v for k, v in metrics.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# The pretraining recipe behind `python -m mlmcourse pretrain --config <yaml>`
+# --------------------------------------------------------------------------------------------
+
+TRAINING_MODES = ("mlm", "clm")
+IMPLEMENTED_TRAINING_MODES = ("mlm",)
+MASKING_STRATEGIES = ("token", "whole_word", "span")
+
+# One line per key: `python -m mlmcourse pretrain --help` prints these, and a test checks that
+# every key of PretrainConfig has one.
+HELP: dict[str, str] = {
+    "training_mode": "mlm (masked LM) or clm (causal LM, chapter 6)",
+    "dataset": "world (the course's generated corpus), wikitext2, or a path to a UTF-8 text "
+    "file with one text per line (its last 5% of lines are the validation split)",
+    "tokenizer": "word (word-level, trained on the training split), wordpiece (trained), or a "
+    "path to a tokenizer.json / vocab.txt",
+    "vocab_size": "vocabulary size when the tokenizer is trained here (upper bound for word)",
+    "max_length": "longest sequence in tokens, [CLS] and [SEP] included (longer is truncated); "
+    "also the model's max_position_embeddings",
+    "mlm_probability": "share of tokens selected for prediction",
+    "mask_replace_prob": "of the selected tokens, share replaced by [MASK]",
+    "random_replace_prob": "of the selected tokens, share replaced by a random token (the rest "
+    "stay unchanged)",
+    "masking_strategy": "token, whole_word (all pieces of a word together) or span",
+    "hidden_size": "width of every token vector",
+    "num_hidden_layers": "number of Transformer layers",
+    "num_attention_heads": "attention heads per layer (must divide hidden_size)",
+    "intermediate_size": "width of the feed-forward layer",
+    "hidden_dropout_prob": "dropout on embeddings and layer outputs during training",
+    "attention_probs_dropout_prob": "dropout on attention probabilities during training",
+    "pre_layer_norm": "true for a pre-LayerNorm Transformer (easier to train deep)",
+    "init_from": "continue pretraining from this checkpoint's weights and tokenizer (a path, or "
+    "the name of a shipped checkpoint such as world); the model keys are then taken from it",
+    "batch_size": "sequences per micro-batch (per process)",
+    "eval_batch_size": "sequences per validation batch",
+    "eval_seed": "seed of the fixed validation masks (the same for every evaluation)",
+    "output_dir": "where checkpoints are written (empty: nowhere)",
+    "resume_from_checkpoint": "a training checkpoint to continue exactly where it stopped",
+    "device": "cpu, cuda, mps, or empty for the best available",
+    "max_steps": "optimiser steps to train for",
+    "learning_rate": "peak learning rate of AdamW",
+    "weight_decay": "AdamW weight decay (not applied to biases and LayerNorm)",
+    "adam_beta1": "AdamW beta1",
+    "adam_beta2": "AdamW beta2",
+    "adam_epsilon": "AdamW epsilon",
+    "lr_scheduler_type": "cosine, linear or constant decay after warmup",
+    "warmup_steps": "steps of linear warmup from 0 to the peak learning rate",
+    "min_lr_ratio": "the learning rate at the end, as a fraction of the peak",
+    "max_grad_norm": "clip the gradient norm to this (0: no clipping)",
+    "gradient_accumulation_steps": "micro-batches summed per optimiser step",
+    "seed": "seed of the initialisation, data order, masks and dropout",
+    "logging_steps": "record the training loss every this many steps",
+    "eval_steps": "evaluate every this many steps (0: only at the end)",
+    "save_steps": "write a checkpoint every this many steps (0: only at the end)",
+    "precision": "auto (bf16 autocast on CUDA, fp32 elsewhere), fp32 or bf16",
+    "final_evaluation": "evaluate the whole validation split at the end",
+}
+
+
+@dataclass
+class PretrainConfig(TrainingConfig):
+    """Everything a pretraining run needs, as one flat set of YAML keys (see :data:`HELP`)."""
+
+    training_mode: str = "mlm"
+    dataset: str = "world"
+    tokenizer: str = "word"
+    vocab_size: int = 8000
+    max_length: int = 64
+    mlm_probability: float = 0.15
+    mask_replace_prob: float = 0.8
+    random_replace_prob: float = 0.1
+    masking_strategy: str = "token"
+    hidden_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    pre_layer_norm: bool = False
+    init_from: str = ""
+    batch_size: int = 32
+    eval_batch_size: int = 64
+    eval_seed: int = 1234
+    output_dir: str = ""
+    resume_from_checkpoint: str = ""
+    device: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_types(self)
+        if self.training_mode not in TRAINING_MODES:
+            raise ValueError(
+                f"training_mode must be one of {TRAINING_MODES}, got {self.training_mode!r}"
+            )
+        if self.training_mode not in IMPLEMENTED_TRAINING_MODES:
+            raise ValueError(
+                f"training_mode {self.training_mode!r} is not implemented yet in this version "
+                f"of mlmcourse (it comes with the CLM-vs-MLM chapter); use 'mlm'"
+            )
+        if self.masking_strategy not in MASKING_STRATEGIES:
+            raise ValueError(
+                f"masking_strategy must be one of {MASKING_STRATEGIES}, "
+                f"got {self.masking_strategy!r}"
+            )
+        for name in ("mlm_probability", "mask_replace_prob", "random_replace_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.mask_replace_prob + self.random_replace_prob > 1.0 + 1e-9:
+            raise ValueError(
+                f"mask_replace_prob + random_replace_prob must be <= 1 (the rest is kept "
+                f"unchanged), got {self.mask_replace_prob} + {self.random_replace_prob}"
+            )
+        for name in ("batch_size", "eval_batch_size", "vocab_size", "max_length"):
+            _check_int(getattr(self, name), name, minimum=1)
+
+    def training_config(self) -> TrainingConfig:
+        """The subset :func:`train` uses."""
+        return TrainingConfig.from_dict(self.to_dict())
+
+
+_TYPES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _check_types(config: PretrainConfig) -> None:
+    """YAML gives strings, numbers and booleans; say which key has the wrong kind of value."""
+    for f in fields(config):
+        value, default = getattr(config, f.name), f.default
+        expected = type(default)
+        ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            setattr(config, f.name, float(value))  # `learning_rate: 1` is fine
+            ok = True
+        if not ok:
+            raise ValueError(
+                f"config key {f.name!r} must be {_TYPES[expected]}, got {value!r} "
+                f"({type(value).__name__})"
+            )
+
+
+def config_keys() -> list[str]:
+    """Every valid YAML key of a pretraining config, in documentation order."""
+    return [f.name for f in fields(PretrainConfig)]
+
+
+def load_config(
+    source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+) -> PretrainConfig:
+    """A :class:`PretrainConfig` from a YAML file, a shipped config's name, or a mapping.
+
+    ``overrides`` (e.g. from ``--set max_steps=10``) win over the file. An unknown key is an
+    error that lists the valid ones (a typo silently ignored would train the wrong model).
+    """
+    import difflib
+
+    import yaml
+
+    if isinstance(source, Mapping):
+        values = dict(source)
+    else:
+        path = _config_path(source)
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path} must hold a YAML mapping of key: value, got {loaded!r}")
+        values = loaded
+    values.update(overrides or {})
+    valid = config_keys()
+    unknown = [k for k in values if k not in valid]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), valid, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ValueError(
+            f"unknown config key(s) {', '.join(hints)}; valid keys are: {', '.join(valid)}"
+        )
+    return PretrainConfig(**values)
+
+
+def _config_path(source: str | Path) -> Path:
+    import importlib.resources
+
+    path = Path(source)
+    if path.is_file():
+        return path
+    shipped = Path(str(importlib.resources.files("mlmcourse") / "configs"))
+    named = shipped / f"{source}.yaml"
+    if named.is_file():
+        return named
+    names = sorted(p.stem for p in shipped.glob("*.yaml")) if shipped.is_dir() else []
+    raise FileNotFoundError(
+        f"config {str(source)!r} is neither a file nor a shipped config; shipped configs: "
+        f"{', '.join(names) or 'none'}"
+    )
+
+
+@dataclass
+class PretrainRun:
+    """What :func:`pretrain` gives back: the trained model, its tokenizer, the data it used."""
+
+    model: nn.Module
+    tokenizer: Any
+    result: TrainResult
+    config: PretrainConfig
+    train_texts: list[str]
+    eval_batches: list[dict[str, torch.Tensor]]
+    collator: Any
+
+
+def load_texts(dataset: str) -> tuple[list[str], list[str]]:
+    """Training and validation texts of ``dataset`` (see ``HELP["dataset"]``)."""
+    if dataset == "world":
+        from mlmcourse.data import world_texts
+
+        return world_texts("train"), world_texts("validation")
+    if dataset == "wikitext2":
+        from mlmcourse.data import load_wikitext2
+
+        def clean(lines: list[str]) -> list[str]:  # drop blank lines and "= Heading =" lines
+            return [s.strip() for s in lines if s.strip() and not s.strip().startswith("=")]
+
+        return clean(load_wikitext2("train")), clean(load_wikitext2("validation"))
+    path = Path(dataset)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"dataset {dataset!r} is neither 'world', 'wikitext2' nor an existing text file"
+        )
+    lines = [s.strip() for s in path.read_text(encoding="utf-8").splitlines() if s.strip()]
+    if len(lines) < 20:
+        raise ValueError(f"{path} has {len(lines)} non-empty lines; at least 20 are needed")
+    cut = len(lines) - max(1, len(lines) // 20)
+    return lines[:cut], lines[cut:]
+
+
+def build_tokenizer(config: PretrainConfig, train_texts: Sequence[str]) -> Any:
+    """Train the word-level or WordPiece tokenizer the config asks for, or load one."""
+    from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer, load_tokenizer
+
+    if config.tokenizer == "word":
+        return WordLevelTokenizer.train(train_texts, max_size=config.vocab_size)
+    if config.tokenizer == "wordpiece":
+        return WordPieceTokenizer.train(train_texts, vocab_size=config.vocab_size)
+    return load_tokenizer(config.tokenizer)
+
+
+def build_model(config: PretrainConfig, tokenizer: Any) -> nn.Module:
+    """A fresh :class:`~mlmcourse.mlm.BertForMaskedLM` sized by the config and the tokenizer."""
+    from mlmcourse.mlm import BertForMaskedLM
+    from mlmcourse.model import EncoderConfig
+
+    return BertForMaskedLM(
+        EncoderConfig(
+            vocab_size=tokenizer.vocab_size,
+            hidden_size=config.hidden_size,
+            num_hidden_layers=config.num_hidden_layers,
+            num_attention_heads=config.num_attention_heads,
+            intermediate_size=config.intermediate_size,
+            max_position_embeddings=config.max_length,
+            hidden_dropout_prob=config.hidden_dropout_prob,
+            attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+            pad_token_id=tokenizer.pad_token_id,
+            pre_layer_norm=config.pre_layer_norm,
+        )
+    )
+
+
+def pretrain(
+    config: PretrainConfig | Mapping[str, Any],
+    *,
+    progress: bool = True,
+    log: Callable[[str], None] | None = print,
+) -> PretrainRun:
+    """The whole recipe: data, tokenizer, masking, model, :func:`train`, checkpoint.
+
+    This is what ``python -m mlmcourse pretrain --config ...`` runs. With ``init_from``, the
+    model and tokenizer come from a checkpoint (continued pretraining / domain adaptation):
+    the new data is read with the old vocabulary, so the embeddings keep their meaning.
+    """
+    from mlmcourse.checkpoint import load_checkpoint, shipped_checkpoint
+    from mlmcourse.masking import MLMCollator
+    from mlmcourse.runtime import get_device, set_seed
+
+    if not isinstance(config, PretrainConfig):
+        config = load_config(config)
+    say = log if (log is not None and is_main_process()) else (lambda _msg: None)
+    set_seed(config.seed)
+    device = get_device(config.device or None)
+    train_texts, validation_texts = load_texts(config.dataset)
+
+    if config.init_from:
+        source = Path(config.init_from)
+        if not (source / "config.json").is_file():
+            source = shipped_checkpoint(config.init_from)
+        loaded = load_checkpoint(source)
+        model, tokenizer = loaded.model.train(), loaded.tokenizer
+        if tokenizer is None:
+            raise FileNotFoundError(f"init_from={config.init_from!r} has no tokenizer.json")
+        say(f"continuing from {source} (its model sizes and tokenizer are used)")
+    else:
+        tokenizer = build_tokenizer(config, train_texts)
+        model = build_model(config, tokenizer)
+    max_length = min(config.max_length, model.config.max_position_embeddings)
+
+    collator = MLMCollator(
+        tokenizer,
+        mlm_probability=config.mlm_probability,
+        mask_replace_prob=config.mask_replace_prob,
+        random_replace_prob=config.random_replace_prob,
+        strategy=config.masking_strategy,
+        max_length=max_length,
+        seed=config.seed,
+    )
+    dist = torch.distributed
+    rank, world_size = (
+        (dist.get_rank(), dist.get_world_size())
+        if dist.is_available() and dist.is_initialized()
+        else (0, 1)
+    )
+    batches = MLMBatches(
+        train_texts,
+        collator,
+        batch_size=config.batch_size,
+        seed=config.seed,
+        rank=rank,
+        world_size=world_size,
+    )
+    eval_batches = fixed_eval_batches(
+        validation_texts, collator, batch_size=config.eval_batch_size, seed=config.eval_seed
+    )
+    n_params = sum(p.numel() for p in model.parameters())
+    say(
+        f"pretraining ({config.training_mode}) on {config.dataset}: {len(train_texts)} train / "
+        f"{len(validation_texts)} validation texts, vocab {tokenizer.vocab_size}, "
+        f"{n_params / 1e6:.2f}M parameters, device {device}, effective batch "
+        f"{world_size} x {config.batch_size} x {config.gradient_accumulation_steps} = "
+        f"{world_size * config.batch_size * config.gradient_accumulation_steps} sequences"
+    )
+    result = train(
+        model,
+        batches,
+        config.training_config(),
+        eval_batches=eval_batches,
+        device=device,
+        output_dir=config.output_dir or None,
+        tokenizer=tokenizer,
+        resume_from=config.resume_from_checkpoint or None,
+        extra_config=config.to_dict(),
+        progress=progress,
+        log=log,
+    )
+    if config.output_dir:
+        say(f"checkpoint written to {config.output_dir}")
+    return PretrainRun(model, tokenizer, result, config, list(train_texts), eval_batches, collator)

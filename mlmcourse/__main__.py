@@ -1,0 +1,156 @@
+"""Command line: ``python -m mlmcourse pretrain --config world`` (or ``mlmcourse pretrain ...``).
+
+The YAML file is a flat mapping of the keys listed by ``python -m mlmcourse pretrain --help``;
+``--set key=value`` overrides one key without editing the file. The same function the chapter
+calls (:func:`mlmcourse.training.pretrain`) does the work, so the CLI and the book cannot drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+from dataclasses import fields
+
+# The groups `--help` shows the keys in; a test checks every key is in exactly one of them.
+KEY_GROUPS: dict[str, tuple[str, ...]] = {
+    "objective and data": (
+        "training_mode",
+        "dataset",
+        "tokenizer",
+        "vocab_size",
+        "max_length",
+    ),
+    "masking": ("mlm_probability", "mask_replace_prob", "random_replace_prob", "masking_strategy"),
+    "model size": (
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "pre_layer_norm",
+        "init_from",
+    ),
+    "optimisation": (
+        "max_steps",
+        "learning_rate",
+        "lr_scheduler_type",
+        "warmup_steps",
+        "min_lr_ratio",
+        "weight_decay",
+        "adam_beta1",
+        "adam_beta2",
+        "adam_epsilon",
+        "max_grad_norm",
+        "batch_size",
+        "gradient_accumulation_steps",
+        "seed",
+        "precision",
+        "device",
+    ),
+    "evaluation, logging and checkpoints": (
+        "eval_steps",
+        "eval_batch_size",
+        "eval_seed",
+        "final_evaluation",
+        "logging_steps",
+        "save_steps",
+        "output_dir",
+        "resume_from_checkpoint",
+    ),
+}
+
+
+def keys_help() -> str:
+    """Every config key with its default and meaning, grouped, for ``--help``."""
+    from mlmcourse.training import HELP, PretrainConfig
+
+    defaults = {f.name: f.default for f in fields(PretrainConfig)}
+    lines = ["config keys (YAML; default in brackets):"]
+    for group, keys in KEY_GROUPS.items():
+        lines.append(f"\n  {group}:")
+        for key in keys:
+            default = defaults[key]
+            shown = (
+                "''"
+                if default == ""
+                else str(default).lower()
+                if isinstance(default, bool)
+                else default
+            )
+            lines.append(f"    {key} [{shown}]")
+            lines.extend(
+                textwrap.wrap(
+                    HELP[key], width=88, initial_indent=" " * 8, subsequent_indent=" " * 8
+                )
+            )
+    lines.append(
+        "\nexample:\n  python -m mlmcourse pretrain --config world --set max_steps=200 "
+        "--set output_dir=runs/world"
+    )
+    return "\n".join(lines)
+
+
+def _parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
+    import yaml
+
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects KEY=VALUE, got {pair!r}")
+        overrides[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+    return overrides
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlmcourse",
+        description="mlmcourse: masked language modeling from scratch.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    pretrain = commands.add_parser(
+        "pretrain",
+        help="pretrain a BERT-style model with masked language modeling",
+        description=(
+            "Pretrain a BERT-style encoder with masked language modeling, print progress and a "
+            "final evaluation, and write a checkpoint to output_dir."
+        ),
+        epilog=keys_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pretrain.add_argument(
+        "--config",
+        required=True,
+        help="a YAML file of the keys below, or a shipped config's name (world, wikitext2)",
+    )
+    pretrain.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key (repeatable); VALUE is read as YAML",
+    )
+    pretrain.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from mlmcourse.training import load_config, pretrain
+
+    try:
+        config = load_config(args.config, _parse_overrides(args.overrides))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"mlmcourse pretrain: error: {exc}", file=sys.stderr)
+        return 2
+    pretrain(config, progress=not args.no_progress)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
