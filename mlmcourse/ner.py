@@ -7,10 +7,14 @@ The pieces, in the order a batch meets them:
    which word each piece came from (:func:`word_ids_from_offsets`) and give the label to the
    word's first piece only; later pieces, ``[CLS]``, ``[SEP]`` and padding get ``-100``, the
    index the loss ignores (:func:`align_labels_with_tokens`, :func:`tokenize_and_align_labels`).
-3. :class:`BertForTokenClassification`: dropout and one linear layer on the encoder's output.
+3. :class:`BertForTokenClassification`: dropout and one linear layer on the encoder's output,
+   started from a pretrained encoder (:meth:`~BertForTokenClassification.from_encoder`,
+   :meth:`~BertForTokenClassification.from_pretrained`), with optional class weights
+   (:func:`class_weights_from_tags`).
 4. Decoding: the argmax label per word, or the best label sequence that is valid BIO
-   (:func:`viterbi_decode`), then spans with character offsets (:func:`group_entities`,
-   :func:`predict_entities`).
+   (:func:`viterbi_decode`); word tags for evaluation (:func:`predict_tags`,
+   :func:`evaluate_ner`) and entity spans with character offsets for raw text
+   (:func:`predict_entities`, whose pure core is :func:`entities_from_probabilities`).
 """
 
 from __future__ import annotations
