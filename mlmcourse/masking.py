@@ -194,9 +194,18 @@ def _setup(
     mask_replace_prob: Any,
     random_replace_prob: Any,
     min_masked: Any,
+    generator: Any,
 ) -> tuple[torch.Tensor, torch.Tensor, _Replacement]:
     """Validate what every strategy takes; return ``ids`` (B, T), ``selectable`` and the rule."""
     ids = _as_batch(input_ids)  # (B, T)
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        if generator.device.type != ids.device.type:
+            raise ValueError(
+                f"generator is on {generator.device} but input_ids on {ids.device}; make it "
+                "with torch.Generator(device=input_ids.device)"
+            )
     _check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
     _check_count(min_masked, "min_masked")
     if isinstance(special_ids, torch.Tensor):
@@ -327,6 +336,7 @@ def mask_tokens(
         mask_replace_prob,
         random_replace_prob,
         min_masked,
+        generator,
     )
     key = _rand(ids.shape, generator, ids.device)  # (B, T): a target if key < p
     selected = selectable & (key < mlm_probability)
@@ -371,6 +381,7 @@ def mask_whole_words(
         mask_replace_prob,
         random_replace_prob,
         min_masked,
+        generator,
     )
     units = _word_units(_check_same_shape(word_ids, ids, "word_ids"), selectable)  # (B, T)
     per_row, width = _unit_count(units)
@@ -517,6 +528,7 @@ def mask_spans(
         mask_replace_prob,
         random_replace_prob,
         min_masked,
+        generator,
     )
     length_probs = span_length_probs(geometric_p, max_span_length)
     if word_ids is None:  # units are the ordinary tokens, numbered along the row

@@ -417,3 +417,8 @@ def test_empty_input_gives_empty_output(shape):
         mask_spans(ids, **kw(min_masked=2)),
     ):
         assert [t.shape for t in masked] == [ids.shape, ids.shape]
+
+
+def test_a_generator_must_be_a_torch_generator():
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        mask_tokens(make_batch(2, 8), **{**kw(), "generator": 0})
