@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SEED = 20261121
-SPLIT_SIZES = {"train": 24_000, "validation": 2_000, "test": 2_000, "unseen": 1_500}
+SPLIT_SIZES = {"train": 20_000, "validation": 2_000, "test": 2_000, "unseen": 1_500}
 DATA_DIR = Path(__file__).resolve().parent
 
 # --- the lexicon -------------------------------------------------------------------------------
@@ -434,10 +434,10 @@ def the_capital_of(s: Sampler) -> Rendered:
 
 
 @template("geography")
-def country_s_capital(s: Sampler) -> Rendered:
+def country_has_capital(s: Sampler) -> Rendered:
     c = s.country()
-    parts = [c, "'s capital is", s.e(c.capital), "."]
-    return render("country_s_capital", parts, [_capital(c)])
+    parts = [c, "has", s.e(c.capital), "as its capital ."]
+    return render("country_has_capital", parts, [_capital(c)])
 
 
 @template("geography")
@@ -566,10 +566,10 @@ def person_works_for(s: Sampler) -> Rendered:
 
 
 @template("person")
-def person_employer_is(s: Sampler) -> Rendered:
+def employer_of(s: Sampler) -> Rendered:
     p = s.person()
-    parts = [p, "'s employer is", s.e(p.employer), "."]
-    return render("person_employer_is", parts, [_works(p)])
+    parts = ["the employer of", p, "is", s.e(p.employer), "."]
+    return render("employer_of", parts, [_works(p)])
 
 
 @template("person")
@@ -592,10 +592,10 @@ def person_lives_in(s: Sampler) -> Rendered:
 
 
 @template("person")
-def person_home_is(s: Sampler) -> Rendered:
+def home_of(s: Sampler) -> Rendered:
     p = s.person()
-    parts = [p, "'s home is in", s.e(p.home), "."]
-    return render("person_home_is", parts, [_home(p)])
+    parts = ["the home of", p, "is in", s.e(p.home), "."]
+    return render("home_of", parts, [_home(p)])
 
 
 @template("person")
@@ -922,13 +922,13 @@ def org_opened_branch(s: Sampler) -> Rendered:
 # --- corpus, probes and files ------------------------------------------------------------------
 
 FAMILY_WEIGHTS = {
-    "geography": 0.13,
+    "geography": 0.14,
     "organization": 0.16,
-    "person": 0.27,
+    "person": 0.28,
     "pronoun": 0.12,
     "plural": 0.08,
-    "question": 0.08,
-    "event": 0.16,
+    "question": 0.09,
+    "event": 0.13,
 }
 OPENER_FAMILIES = {"geography", "organization", "person"}
 OPENER_PROBABILITY = 0.3
@@ -936,13 +936,13 @@ FAMILIES = {f: [name for name, (fam, _) in TEMPLATES.items() if fam == f] for f 
 
 # Which templates may carry a fact probe, per relation: the probe masks the fact's object.
 PROBE_TEMPLATES = {
-    "capital_of": ["the_capital_of", "country_s_capital", "what_is_the_capital"],
+    "capital_of": ["the_capital_of", "country_has_capital", "what_is_the_capital"],
     "located_in": ["city_is_in", "city_lies_in", "the_city_of", "which_country"],
     "headquarters": ["org_based_in", "org_headquarters", "the_headquarters_of"],
     "founded": ["org_founded", "org_since", "when_founded"],
     "profession": ["person_is_a", "person_job_is"],
-    "works_for": ["person_works_for", "person_employer_is"],
-    "lives_in": ["person_lives_in", "person_home_is", "where_does_live"],
+    "works_for": ["person_works_for", "employer_of"],
+    "lives_in": ["person_lives_in", "home_of", "where_does_live"],
 }
 MASK = "[MASK]"
 
@@ -1005,7 +1005,7 @@ def generate_worlds(seed: int = SEED) -> tuple[World, World]:
     rng = random.Random(seed)
     names = NameMaker(rng, _template_words())
     seen = build_world(
-        rng, names, n_countries=16, cities_per_country=3, n_organizations=40, n_people=60
+        rng, names, n_countries=12, cities_per_country=3, n_organizations=24, n_people=40
     )
     unseen = build_world(
         rng, names, n_countries=8, cities_per_country=3, n_organizations=16, n_people=30
@@ -1110,7 +1110,7 @@ def make_right_context_probes(world: World, rng: random.Random) -> list[dict]:
         why = f"{p.tokens[1]} is the surname of one person only, {p.name}"
         probes.append(_first_word_probe(r, "first_name", why))
     for job, _ in PROFESSIONS:
-        for _ in range(2):
+        for _ in range(3):
             c, o, topic = (
                 rng.choice(world.cities),
                 rng.choice(world.organizations),
