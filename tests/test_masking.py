@@ -422,3 +422,15 @@ def test_empty_input_gives_empty_output(shape):
 def test_a_generator_must_be_a_torch_generator():
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
         mask_tokens(make_batch(2, 8), **{**kw(), "generator": 0})
+
+
+def test_span_rate_holds_on_short_rows_too():
+    """Spans start in a stationary state, so the ends of a row are covered as often as its middle."""
+    ids = torch.randint(
+        len(SPECIALS), VOCAB, (80_000, 12), generator=torch.Generator().manual_seed(12)
+    )
+    _, labels = mask_spans(ids, **kw(seed=13))
+    target = (labels != IGNORE_INDEX).double()
+    assert abs(target.mean().item() - 0.15) < 0.005
+    assert abs(target[:, 0].mean().item() - 0.15) < 0.01  # first position: no edge deficit
+    assert abs(target[:, -1].mean().item() - 0.15) < 0.01
