@@ -1164,9 +1164,12 @@ def split_lines(sentences: Sequence[Rendered]) -> str:
     return "".join(f"{r.template}\t{' '.join(r.tokens)}\t{' '.join(r.tags)}\n" for r in sentences)
 
 
-def file_contents(seed: int = SEED) -> dict[str, str]:
-    """File name -> text of every shipped file, exactly as ``write_files`` writes them."""
-    out = generate(seed)
+def file_contents(seed: int = SEED, generated: dict | None = None) -> dict[str, str]:
+    """File name -> text of every shipped file, exactly as ``write_files`` writes them.
+
+    ``generated`` reuses the output of ``generate(seed)`` instead of generating again.
+    """
+    out = generate(seed) if generated is None else generated
     seen, unseen = out["worlds"]
     files = {f"world_{k}.txt": split_lines(v) for k, v in out["splits"].items()}
     files["world_facts.json"] = (
