@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import pytest
 
 from mlmcourse.tokenization import Encoding, WordLevelTokenizer, WordPieceTokenizer
+from mlmcourse.viz.html import Chip
 from mlmcourse.viz.tokenizers import (
     SPECIAL_COLOR,
     UNK_COLOR,
@@ -16,6 +17,7 @@ from mlmcourse.viz.tokenizers import (
     comparison_figure,
     encoding_chips,
     tokenizer_explorer,
+    words_html,
 )
 
 CORPUS = ["the cat sat on the mat .", "a dog sat in Paris .", "the catalog of cats"] * 3
@@ -54,6 +56,19 @@ def test_neighbouring_words_get_different_colours(tokenizers):
     pair = encoding_chips(tokenizers["word-level"].encode("the", "cat"))
     # word 0 of the second text is a new word, not a continuation of word 0 of the first
     assert all(c.group_start for c in pair)
+
+
+def test_words_html_keeps_pieces_of_a_word_in_one_box():
+    chips = [
+        Chip("cat"),
+        Chip("##al", group_start=False),
+        Chip("##og", group_start=False),
+        Chip("sat"),
+    ]
+    page = words_html(chips)
+    assert page.count("white-space:nowrap;vertical-align:top") == 2  # two words, two boxes
+    first_box, second_box = page.split("white-space:nowrap;vertical-align:top")[1:]
+    assert "##al" in first_box and "##og" in first_box and "sat" in second_box
 
 
 def test_encoding_chips_rejects_other_objects():
@@ -115,6 +130,8 @@ def test_comparison_figure():
     assert len(axes) == 3
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["world", "wiki"]
     assert len(axes[2].patches) == 3  # one bar per row
+    assert axes[2].get_yscale() == "log"  # 800 and 30,000 entries on one axis
+    assert "0.0%" in [t.get_text() for t in axes[0].texts]  # bars are labelled
     with pytest.raises(ValueError, match="lacks"):
         comparison_figure([{"corpus": "world"}])
     with pytest.raises(ValueError, match="at least one row"):

@@ -22,6 +22,7 @@ __all__ = [
     "compare_tokenizers_html",
     "encoding_chips",
     "tokenizer_explorer",
+    "words_html",
 ]
 
 SPECIAL_COLOR = "#d9d9d9"  # [CLS], [SEP], [PAD]: grey, they carry no word
@@ -72,6 +73,23 @@ def encoding_chips(encoding: Any, *, unk_token: str = "[UNK]") -> list[Chip]:
     return chips
 
 
+def words_html(chips: Sequence[Chip]) -> str:
+    """Draw chips with :func:`chips_html`, one unbreakable box per word.
+
+    A line break may fall between words but never inside one, so a word's pieces stay together.
+    """
+    groups: list[list[Chip]] = []
+    for chip in chips:
+        if chip.group_start or not groups:
+            groups.append([])
+        groups[-1].append(chip)
+    return "".join(
+        f'<div style="display:inline-block;white-space:nowrap;vertical-align:top">'
+        f"{chips_html(group)}</div>"
+        for group in groups
+    )
+
+
 def compare_tokenizers_html(text: str, tokenizers: Mapping[str, Any]) -> str:
     """One row of chips per tokenizer for ``text``, each captioned with its counts.
 
@@ -97,9 +115,8 @@ def compare_tokenizers_html(text: str, tokenizers: Mapping[str, Any]) -> str:
             f"{name} (vocabulary {tokenizer.vocab_size:,}): {pieces} tokens for {words} words, "
             f"{unknown} [UNK]"
         )
-        rows.append(
-            f'<div style="margin:6px 0">{chips_html(encoding_chips(enc), caption=caption)}</div>'
-        )
+        head = f'<div style="font-size:12px;margin-bottom:4px"><b>{html.escape(caption)}</b></div>'
+        rows.append(f'<div style="margin:6px 0">{head}{words_html(encoding_chips(enc))}</div>')
     legend = legend_html(
         [("one colour per word; pieces of a word touch", _WORD_COLORS[0]), ("[UNK]", UNK_COLOR)]
         + [("[CLS] / [SEP]", SPECIAL_COLOR)]
@@ -134,6 +151,10 @@ def tokenizer_explorer(
     return widgets.VBox([box, out])
 
 
+def _percent(value: float) -> str:
+    return f"{value:.1%}" if value == 0 or value >= 0.01 else f"{value:.2%}"
+
+
 def comparison_figure(rows: Sequence[Mapping[str, Any]]):
     """Bar charts of OOV rate, tokens per word and vocabulary size, grouped by corpus.
 
@@ -149,14 +170,14 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]]):
         raise ValueError("comparison_figure needs at least one row")
     corpora = list(dict.fromkeys(r["corpus"] for r in rows))
     names = list(dict.fromkeys(r["tokenizer"] for r in rows))
-    panels = [
-        ("oov_rate", "words that became [UNK] (OOV rate)", lambda v: f"{v:.1%}"),
-        ("tokens_per_word", "tokens per word", lambda v: f"{v:.2f}"),
-        ("vocab_size", "vocabulary size", lambda v: f"{v:,.0f}"),
+    panels = [  # (key, title, label format, log scale)
+        ("oov_rate", "words that became [UNK] (OOV rate)", _percent, False),
+        ("tokens_per_word", "tokens per word", lambda v: f"{v:.2f}", False),
+        ("vocab_size", "vocabulary size (log scale)", lambda v: f"{v:,.0f}", True),
     ]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
     width = 0.8 / len(names)
-    for ax, (key, title, fmt) in zip(axes, panels, strict=True):
+    for ax, (key, title, fmt, log) in zip(axes, panels, strict=True):
         for j, name in enumerate(names):
             xs, values = [], []
             for i, corpus in enumerate(corpora):
@@ -173,6 +194,10 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]]):
                 edgecolor="#555",
             )
             ax.bar_label(bars, labels=[fmt(v) for v in values], fontsize=7, padding=1)
+        if log:
+            ax.set_yscale("log")
+        elif key == "oov_rate":
+            ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
         ax.set_xticks(range(len(corpora)), corpora)
         ax.set_title(title, fontsize=10)
         ax.margins(y=0.15)
