@@ -1084,6 +1084,7 @@ def make_fact_probes(world, rng, plan, train: list[Rendered]) -> list[dict]:
                 "evidence": (
                     f"{relation}({subject}) = {obj}: stated {len(where)} times in train, never"
                     f" in this wording; e.g. train[{where[0]}]: {' '.join(example.tokens)}"
+                    + _context_hint(world, relation, text)
                 ),
                 "relation": relation,
                 "subject": subject,
@@ -1092,6 +1093,29 @@ def make_fact_probes(world, rng, plan, train: list[Rendered]) -> list[dict]:
             }
         )
     return probes
+
+
+def _context_hint(world: World, relation: str, text: str) -> str:
+    """Say how far the words around the mask narrow the answer without knowing the fact.
+
+    An organization's last word ("Bank") and the article before a profession ("an") are
+    visible in the probe, so a guesser that reads them beats a plain most-common guess.
+    """
+    tokens = text.split(" ")
+    i = tokens.index(MASK)
+    if relation == "works_for":
+        fits = [o for o in world.organizations if o.tokens[-1] == tokens[i + 1]]
+        return (
+            f"; the visible last word {tokens[i + 1]!r} fits {len(fits)} of the"
+            f" {len(world.organizations)} organizations"
+        )
+    if relation == "profession":
+        fits = [p for p, _ in PROFESSIONS if article(p) == tokens[i - 1]]
+        return (
+            f"; the visible article {tokens[i - 1]!r} fits {len(fits)} of the"
+            f" {len(PROFESSIONS)} professions"
+        )
+    return ""
 
 
 def make_right_context_probes(world: World, rng: random.Random) -> list[dict]:
