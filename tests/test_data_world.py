@@ -131,3 +131,10 @@ def test_loading_every_split_is_fast():
 def test_entity_types_all_present():
     counts = Counter(tag[2:] for s in load_world("train") for tag in s.tags if tag.startswith("B-"))
     assert set(counts) == {"PER", "ORG", "LOC"}
+
+
+def test_sentence_needs_one_tag_per_token():
+    s = Sentence(("Tarvo", "sails", "."), ("B-PER", "O", "O"))
+    assert s.text == "Tarvo sails ."
+    with pytest.raises(ValueError, match="one tag per token, got 2 tokens and 1 tags"):
+        Sentence(("a", "b"), ("O",))
