@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import numbers
 import re
 import warnings
 from abc import ABC, abstractmethod
@@ -140,6 +141,11 @@ def truncation_lengths(first: int, second: int | None, budget: int) -> tuple[int
     if first > second:  # the first text is the long one
         return min(first, long_keep), min(second, short_keep)
     return min(first, short_keep), min(second, long_keep)
+
+
+def _is_id(value: Any) -> bool:
+    """An int (Python, NumPy, ...), but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _check_text(value: Any, name: str) -> str:
@@ -401,27 +407,28 @@ class BaseTokenizer(ABC):
     # decoding and lookups ------------------------------------------------------------------
 
     def _check_ids(self, ids: Any) -> list[int]:
-        if isinstance(ids, torch.Tensor):
-            if ids.dim() > 1:
+        """Ids as a list of ints: from an int, a list/tuple, or a 1-D tensor or array."""
+        if hasattr(ids, "tolist") and not isinstance(ids, list | tuple):  # tensor, ndarray
+            if getattr(ids, "ndim", 1) > 1:
                 raise ValueError(
-                    f"decode takes one sequence of ids (1-D), got a tensor of shape "
-                    f"{tuple(ids.shape)}; decode each row"
+                    f"expected one sequence of ids (1-D), got shape {tuple(ids.shape)}; "
+                    f"decode each row"
                 )
             ids = ids.tolist()
-        if isinstance(ids, int):
+        if isinstance(ids, numbers.Integral):
             ids = [ids]
-        if not isinstance(ids, list | tuple) or not all(isinstance(i, int) for i in ids):
+        if not isinstance(ids, list | tuple) or not all(_is_id(i) for i in ids):
             raise TypeError(f"expected a list of int ids, got {ids!r:.80}")
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
             raise ValueError(f"ids {bad[:8]} are outside the vocabulary [0, {self.vocab_size})")
-        return list(ids)
+        return [int(i) for i in ids]
 
     def convert_ids_to_tokens(self, ids: int | Sequence[int]) -> str | list[str]:
         """Token strings of ids (one string for one int, as in Hugging Face)."""
         checked = self._check_ids(ids)
         tokens = [self._id_to_token(i) or UNK for i in checked]
-        return tokens[0] if isinstance(ids, int) else tokens
+        return tokens[0] if isinstance(ids, numbers.Integral) else tokens
 
     def convert_tokens_to_ids(self, tokens: str | Sequence[str]) -> int | list[int]:
         """Ids of tokens; a token not in the vocabulary gets ``unk_token_id``."""
@@ -439,6 +446,17 @@ class BaseTokenizer(ABC):
         if skip_special_tokens:
             tokens = [t for t in tokens if t not in SPECIAL_TOKENS]
         return self._decode_tokens(tokens)
+
+    @classmethod
+    def load(cls, path: str | Path) -> BaseTokenizer:
+        """Load with :func:`load_tokenizer`, checking the result is a ``cls``."""
+        tokenizer = load_tokenizer(path)
+        if not isinstance(tokenizer, cls):
+            raise TypeError(
+                f"{path} holds a {type(tokenizer).__name__}, not a {cls.__name__}; "
+                f"use load_tokenizer() to load any kind"
+            )
+        return tokenizer
 
     def save(self, path: str | Path) -> Path:
         """Write the tokenizer as JSON (a directory gets ``tokenizer.json``); return the file."""

@@ -6,6 +6,7 @@ import json
 import random
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -215,6 +216,11 @@ def test_decode_accepts_tensors_and_convert_helpers(tokenizer):
         tokenizer.unk_token_id,
     ]
     assert tokenizer.convert_tokens_to_ids("[SEP]") == 3
+    ids = tokenizer.encode("the cat").ids
+    assert tokenizer.decode(np.array(ids)) == tokenizer.decode(tuple(ids)) == "the cat"
+    assert tokenizer.convert_ids_to_tokens(np.int64(4)) == "[MASK]"
+    with pytest.raises(TypeError, match="list of int ids"):
+        tokenizer.decode([True, 2])
 
 
 # --- batches: padding, truncation, word_ids ---------------------------------------------------
@@ -355,6 +361,14 @@ def test_save_load_round_trip(tokenizer, tmp_path):
     directory.mkdir()
     assert tokenizer.save(directory).name == "tokenizer.json"
     assert load_tokenizer(directory).get_vocab() == tokenizer.get_vocab()
+
+
+def test_class_load_checks_the_kind(tokenizer, tmp_path):
+    path = tokenizer.save(tmp_path / "tok.json")
+    assert type(tokenizer).load(path).get_vocab() == tokenizer.get_vocab()
+    other = WordPieceTokenizer if isinstance(tokenizer, WordLevelTokenizer) else WordLevelTokenizer
+    with pytest.raises(TypeError, match=f"not a {other.__name__}"):
+        other.load(path)
 
 
 def test_word_level_save_keeps_lowercase(tmp_path):
