@@ -813,6 +813,7 @@ class WordPieceTokenizer(BaseTokenizer):
                 f"the vocabulary is missing the special tokens {missing}; a tokenizer needs all "
                 f"of {list(SPECIAL_TOKENS)}"
             )
+        tokenizer = Tokenizer.from_str(tokenizer.to_str())  # a copy: the caller's stays as it was
         tokenizer.no_padding()  # we pad ourselves, into tensors
         tokenizer.no_truncation()  # and truncate per call, with the caller's max_length
         tokenizer.add_special_tokens(list(SPECIAL_TOKENS))  # "[MASK]" in a text stays whole

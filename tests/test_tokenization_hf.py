@@ -58,11 +58,15 @@ def _compare(ours, reference, firsts, seconds, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # truncation warnings are tested elsewhere
         got = ours(firsts, seconds, **kwargs)
-    expected = reference(firsts, seconds, return_tensors="pt", **kwargs)
-    for key in ("input_ids", "token_type_ids", "attention_mask"):
+    expected = reference(
+        firsts, seconds, return_tensors="pt", return_special_tokens_mask=True, **kwargs
+    )
+    for key in ("input_ids", "token_type_ids", "attention_mask", "special_tokens_mask"):
         assert torch.equal(got[key], expected[key]), key
     for i in range(len(firsts)):
         assert got.word_ids(i) == expected.word_ids(i)
+        ours, theirs = got.encodings[i], expected.encodings[i]
+        assert ours.offsets == [tuple(o) for o in theirs.offsets[: len(ours)]]
 
 
 def test_loaded_bert_keeps_its_ids(ours):
@@ -71,6 +75,14 @@ def test_loaded_bert_keeps_its_ids(ours):
     assert (ours.pad_token_id, ours.unk_token_id, ours.cls_token_id) == (0, 100, 101)
     assert (ours.sep_token_id, ours.mask_token_id) == (102, 103)
     assert ours.backend_tokenizer.padding is None and ours.backend_tokenizer.truncation is None
+
+
+def test_wrapping_a_backend_leaves_it_untouched():
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+    WordPieceTokenizer(backend)
+    assert backend.padding is not None and backend.truncation is not None  # as shipped
 
 
 def test_pairs_match_transformers(ours, reference):
