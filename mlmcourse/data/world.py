@@ -3,8 +3,8 @@
 Why a generated world: a model trained on it can be *measured*. We know every fact (the capital
 of each country, where each person works), so after pretraining we can ask the model the
 facts in a wording it never saw and count how often it is right. We know every entity, so the
-NER labels are exact. And the vocabulary is small (about 1,500 word types) and the sentences
-short, so a 2-core CPU learns it in minutes.
+NER labels are exact. And the vocabulary is small (about 730 word types in train) and the
+sentences short, so a 2-core CPU learns it in minutes.
 
 The world has countries, cities, organizations and people. Facts are rendered into English by
 templates grouped in families (geography, organizations, people, pronouns, plurals,
