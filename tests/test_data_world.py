@@ -1,6 +1,10 @@
 """The small-world corpus: reproducible from its seed, well-formed, and split as promised."""
 
+import hashlib
+import os
 import re
+import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -31,6 +35,21 @@ def test_generator_reproduces_shipped_files_byte_for_byte(generated):
         assert shipped == text.encode("utf-8"), (
             f"{name} differs: run python -m mlmcourse.data.world"
         )
+
+
+def test_generator_does_not_depend_on_hash_order(generated):
+    # A fresh interpreter with another string-hash seed must write the same bytes.
+    code = (
+        "import hashlib, sys; from mlmcourse.data import world as W; f = W.file_contents();"
+        "sys.stdout.write(hashlib.sha256(''.join(f[k] for k in sorted(f)).encode()).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    other = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    shipped = {name: (W.DATA_DIR / name).read_text(encoding="utf-8") for name in generated}
+    ours = hashlib.sha256("".join(shipped[k] for k in sorted(shipped)).encode()).hexdigest()
+    assert other == ours
 
 
 def test_generator_is_deterministic_and_seed_dependent():
