@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import warnings
 
@@ -490,3 +491,12 @@ def test_tokenization_stats_counts_oov_words_and_pieces(word_level, wordpiece):
     assert tokenization_stats(wordpiece, ["the zebra sat"]).unk_words == 1
     with pytest.raises(ValueError, match="empty list"):
         tokenization_stats(word_level, [])
+
+
+def test_tokenizers_and_batches_pickle(tokenizer):
+    # DataLoader workers pickle the collator (and so the tokenizer) and the batches they build.
+    batch = tokenizer(["the cat sat", "the dog"])
+    again = pickle.loads(pickle.dumps(batch))
+    assert isinstance(again, BatchEncoding) and again.word_ids(1) == batch.word_ids(1)
+    copy = pickle.loads(pickle.dumps(tokenizer))
+    assert copy.encode("the cat sat").ids == tokenizer.encode("the cat sat").ids
