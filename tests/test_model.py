@@ -165,6 +165,20 @@ def test_causal_model_does_not_look_ahead(padded):
     assert torch.isfinite(after).all()
 
 
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_rows_with_no_visible_key_stay_finite(is_causal):
+    """Left padding (causal: the first query sees only padding) and an all-padding row."""
+    model = tiny_model(is_causal=is_causal)
+    input_ids = torch.tensor([[0, 0, 5, 6, 7], [0, 0, 0, 0, 0]])
+    attention_mask = (input_ids != 0).long()
+    for output_attentions in (False, True):
+        with torch.no_grad():
+            out = model(input_ids, attention_mask, output_attentions=output_attentions)
+        assert torch.isfinite(out.last_hidden_state).all()
+        if output_attentions:
+            assert all(torch.isfinite(a).all() for a in out.attentions)
+
+
 def test_bidirectional_model_looks_both_ways():
     model = tiny_model()
     input_ids, _, _ = padded_batch()
