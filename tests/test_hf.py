@@ -118,6 +118,20 @@ def test_export_loads_in_transformers_and_back(tmp_path, pooler):
         assert torch.equal(again.state_dict()[key], value), key
 
 
+def test_causal_export_is_a_transformers_decoder(tmp_path):
+    torch.manual_seed(4)
+    ours = BertModel(EncoderConfig(**TINY, is_causal=True)).eval()
+    save_bert(ours, tmp_path)
+    theirs = transformers.BertModel.from_pretrained(tmp_path, add_pooling_layer=False).eval()
+    assert theirs.config.is_decoder
+    inputs = batch()
+    real = inputs["attention_mask"].bool()
+    with torch.no_grad():
+        got = ours(**inputs).last_hidden_state
+        want = theirs(**inputs, use_cache=False).last_hidden_state
+    torch.testing.assert_close(got[real], want[real])
+
+
 def test_transformers_checkpoint_with_a_head_loads_its_encoder(tmp_path):
     torch.manual_seed(1)
     hf_config = transformers.BertConfig(**TINY)
