@@ -166,7 +166,7 @@ class EncoderOutput:
 
 
 # ----------------------------------------------------------------------------------- masks
-def attention_allowed(attention_mask: torch.Tensor | None, *, is_causal: bool) -> torch.Tensor:
+def attention_allowed(attention_mask: torch.Tensor, *, is_causal: bool) -> torch.Tensor:
     """Which key each query may attend to, as a boolean matrix (True = allowed).
 
     ``attention_mask`` is the tokenizer's (B, T) 1-for-token / 0-for-padding mask. Padding
