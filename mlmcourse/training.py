@@ -365,6 +365,12 @@ def _predicted_logits(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
     return logits
 
 
+def _targets(model: nn.Module, labels: torch.Tensor) -> torch.Tensor:
+    """The labels as the model scores them: a causal LM shifts them by one (``shift_labels``)."""
+    shift = getattr(_unwrap(model), "shift_labels", None)
+    return shift(labels) if shift is not None else labels
+
+
 @torch.no_grad()
 def evaluate(
     model: nn.Module,
@@ -391,7 +397,7 @@ def evaluate(
             if max_batches is not None and i >= max_batches:
                 break
             batch = _to_device(batch, device)
-            labels = batch["labels"]
+            labels = _targets(model, batch["labels"])
             n = (labels != -100).sum()
             if n.item() == 0:
                 continue
@@ -509,9 +515,9 @@ def train(
         step_loss = torch.zeros((), device=device)
         step_tokens = 0
         micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
-        total_labelled = sum(int((b["labels"] != -100).sum()) for b in micro)
+        total_labelled = sum(int((_targets(model, b["labels"]) != -100).sum()) for b in micro)
         for batch in micro:
-            n = int((batch["labels"] != -100).sum())
+            n = int((_targets(model, batch["labels"]) != -100).sum())
             with autocast_context(device, config.precision):
                 loss = model(**batch).loss
             # Weight each micro-batch by its share of the labelled tokens, so accumulating
@@ -570,8 +576,9 @@ def train(
         result.final_eval = evaluate(model, eval_batches, device=device, precision=config.precision)
         result.history["eval"].append({"step": result.step, **_prefixed(result.final_eval)})
         fe = result.final_eval
+        kind = "next" if hasattr(_unwrap(model), "shift_labels") else "masked"
         say(
-            f"final evaluation ({fe['tokens']} masked tokens): loss {fe['loss']:.4f}, "
+            f"final evaluation ({fe['tokens']} {kind} tokens): loss {fe['loss']:.4f}, "
             f"accuracy {fe['accuracy']:.4f}, perplexity {fe['perplexity']:.2f}"
         )
     checkpoint(result.step)
@@ -587,7 +594,7 @@ def _prefixed(metrics: Mapping[str, float]) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------
 
 TRAINING_MODES = ("mlm", "clm")
-IMPLEMENTED_TRAINING_MODES = ("mlm",)
+IMPLEMENTED_TRAINING_MODES = ("mlm", "clm")
 MASKING_STRATEGIES = ("token", "whole_word", "span")
 
 # One line per key: `python -m mlmcourse pretrain --help` prints these, and a test checks that
@@ -827,11 +834,15 @@ def build_tokenizer(config: PretrainConfig, train_texts: Sequence[str]) -> Any:
 
 
 def build_model(config: PretrainConfig, tokenizer: Any) -> nn.Module:
-    """A fresh :class:`~mlmcourse.mlm.BertForMaskedLM` sized by the config and the tokenizer."""
+    """A fresh model sized by the config and the tokenizer: :class:`~mlmcourse.mlm.BertForMaskedLM`
+    for ``training_mode: mlm``, :class:`~mlmcourse.clm.BertForCausalLM` (causal attention) for
+    ``clm``."""
+    from mlmcourse.clm import BertForCausalLM
     from mlmcourse.mlm import BertForMaskedLM
     from mlmcourse.model import EncoderConfig
 
-    return BertForMaskedLM(
+    causal = config.training_mode == "clm"
+    return (BertForCausalLM if causal else BertForMaskedLM)(
         EncoderConfig(
             vocab_size=tokenizer.vocab_size,
             hidden_size=config.hidden_size,
@@ -843,6 +854,7 @@ def build_model(config: PretrainConfig, tokenizer: Any) -> nn.Module:
             attention_probs_dropout_prob=config.attention_probs_dropout_prob,
             pad_token_id=tokenizer.pad_token_id,
             pre_layer_norm=config.pre_layer_norm,
+            is_causal=causal,
         )
     )
 
@@ -878,21 +890,32 @@ def pretrain(
         model, tokenizer = loaded.model.train(), loaded.tokenizer
         if tokenizer is None:
             raise FileNotFoundError(f"init_from={config.init_from!r} has no tokenizer.json")
+        if model.config.is_causal != (config.training_mode == "clm"):
+            raise ValueError(
+                f"init_from={config.init_from!r} holds a "
+                f"{'causal' if model.config.is_causal else 'masked'} LM but training_mode is "
+                f"{config.training_mode!r}; continue a model with the objective it was trained on"
+            )
         say(f"continuing from {source} (its model sizes and tokenizer are used)")
     else:
         tokenizer = build_tokenizer(config, train_texts)
         model = build_model(config, tokenizer)
     max_length = min(config.max_length, model.config.max_position_embeddings)
 
-    collator = MLMCollator(
-        tokenizer,
-        mlm_probability=config.mlm_probability,
-        mask_replace_prob=config.mask_replace_prob,
-        random_replace_prob=config.random_replace_prob,
-        strategy=config.masking_strategy,
-        max_length=max_length,
-        seed=config.seed,
-    )
+    if config.training_mode == "clm":  # every token is a target: pad only, mask nothing
+        from mlmcourse.clm import CLMCollator
+
+        collator = CLMCollator(tokenizer, max_length=max_length)
+    else:
+        collator = MLMCollator(
+            tokenizer,
+            mlm_probability=config.mlm_probability,
+            mask_replace_prob=config.mask_replace_prob,
+            random_replace_prob=config.random_replace_prob,
+            strategy=config.masking_strategy,
+            max_length=max_length,
+            seed=config.seed,
+        )
     dist = torch.distributed
     rank, world_size = (
         (dist.get_rank(), dist.get_world_size())

@@ -50,7 +50,6 @@ def test_unknown_key_lists_the_valid_ones(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"training_mode": "clm"}, "not implemented yet in this version"),
         ({"training_mode": "gpt"}, "training_mode must be one of"),
         ({"batch_size": "32"}, "'batch_size' must be an integer, got '32'"),
         ({"mask_replace_prob": 0.9, "random_replace_prob": 0.2}, "must be <= 1"),

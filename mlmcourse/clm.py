@@ -1,0 +1,396 @@
+"""Causal language modeling on the same encoder: the head, shifted labels, a collator, generation.
+
+A causal LM (GPT's objective) predicts every token from the tokens *before* it. It needs three
+changes to the MLM setup of chapter 4, and no new layer:
+
+1. **Attention**: ``EncoderConfig(is_causal=True)`` lets position ``t`` attend to ``<= t`` only.
+2. **Targets**: every position is a target, shifted by one: the output at position ``t`` is
+   scored against the token at ``t + 1``. As in Hugging Face, ``labels`` are the ``input_ids``
+   themselves (padding ``-100``) and the model shifts them (:func:`shift_labels`).
+3. **Head**: the same transform + tied decoder as the MLM head (Hugging Face's
+   ``BertLMHeadModel`` uses the very same ``cls.predictions`` module).
+
+Inference differs the most: a causal LM continues a prompt one token at a time
+(:func:`generate`: greedy, top-k, temperature), while an MLM can only fill blanks it is given;
+:func:`mask_predict` makes it "generate" by filling a run of ``[MASK]`` tokens iteratively, and
+shows what that costs (the length must be chosen in advance, and the blanks are filled
+independently of each other at each step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlmcourse.masking import MLMCollator
+from mlmcourse.mlm import BertForMaskedLM, BertOnlyMLMHead, masked_lm_loss
+from mlmcourse.model import BertModel, EncoderConfig
+
+__all__ = [
+    "BertForCausalLM",
+    "CausalLMOutput",
+    "CLMCollator",
+    "shift_labels",
+    "generate",
+    "mask_predict",
+    "next_word",
+    "next_word_accuracy",
+    "left_context",
+]
+
+IGNORE_INDEX = -100
+
+
+def shift_labels(labels: torch.Tensor) -> torch.Tensor:
+    """The target of each position: the *next* token's label, ``-100`` after the last one.
+
+    ``labels`` (B, T) -> (B, T): ``out[:, t] = labels[:, t + 1]`` and ``out[:, -1] = -100``. So
+    the first token (``[CLS]``, our beginning-of-sequence) is never a target and the last real
+    token (``[SEP]``, our end-of-sequence) is: the model learns where a sentence ends.
+    """
+    ignore = torch.full_like(labels[:, :1], IGNORE_INDEX)  # (B, 1)
+    return torch.cat([labels[:, 1:], ignore], dim=1)
+
+
+@dataclass
+class CausalLMOutput:
+    """What :class:`BertForCausalLM` returns (Hugging Face's ``CausalLMOutput`` fields).
+
+    ``logits``: with ``labels``, only the positions that have a next-token target are scored,
+    ``(N, V)`` in row-major order (the order of ``shift_labels(labels) != -100``); without
+    ``labels``, ``(B, T, V)``, where row ``t`` is the distribution of the token at ``t + 1``.
+    """
+
+    loss: torch.Tensor | None
+    logits: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+class BertForCausalLM(nn.Module):
+    """The encoder with causal attention plus the tied LM head; next-token loss.
+
+    The same :class:`~mlmcourse.model.BertModel` and the same head as
+    :class:`~mlmcourse.mlm.BertForMaskedLM`: only the attention mask and the targets differ,
+    which is what makes the chapter's comparison fair. ``config.is_causal`` must be True: a
+    bidirectional encoder trained on next-token targets would simply copy the next token,
+    which it can see.
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        if not isinstance(config, EncoderConfig):
+            raise TypeError(f"BertForCausalLM needs an EncoderConfig, got {type(config).__name__}")
+        if not config.is_causal:
+            raise ValueError(
+                "BertForCausalLM needs EncoderConfig(is_causal=True): with bidirectional "
+                "attention each position sees the token it must predict. Use "
+                "dataclasses.replace(config, is_causal=True)"
+            )
+        self.config = config
+        self.bert = BertModel(config)
+        self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
+        self.cls.predictions.transform.apply(self.bert._init_weights)
+
+    # the training loop and evaluate() ask a model how its labels become targets
+    shift_labels = staticmethod(shift_labels)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> CausalLMOutput:
+        out = self.bert(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        hidden = out.last_hidden_state  # (B, T, H)
+        if labels is None:
+            return CausalLMOutput(None, self.cls(hidden), out.hidden_states, out.attentions)
+        BertForMaskedLM._check_labels(self, labels, input_ids)  # the same rules as MLM's
+        targets = shift_labels(labels)  # (B, T): position t predicts token t + 1
+        selected = targets != IGNORE_INDEX
+        logits = self.cls(hidden[selected])  # (N, V): only positions with a next token
+        loss = masked_lm_loss(logits, targets[selected])
+        return CausalLMOutput(loss, logits, out.hidden_states, out.attentions)
+
+    def num_parameters(self) -> int:
+        """Parameters learned (the tied decoder counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+
+class CLMCollator:
+    """Pad a list of texts into a causal-LM batch: ``labels`` are the ``input_ids``, padding -100.
+
+    Nothing is masked: every token is a target (shifted by the model). Padding and truncation
+    are the MLM collator's (:meth:`mlmcourse.masking.MLMCollator.pad`), so both objectives see
+    exactly the same token rows. ``generator`` is accepted and ignored, so this collator drops
+    into :class:`~mlmcourse.training.MLMBatches` and
+    :func:`~mlmcourse.training.fixed_eval_batches` in place of an ``MLMCollator``.
+    """
+
+    def __init__(self, tokenizer: Any, *, max_length: int = 128) -> None:
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self._padder = MLMCollator(tokenizer, max_length=max_length)  # validates both
+
+    def __repr__(self) -> str:
+        return f"CLMCollator(max_length={self.max_length})"
+
+    def __call__(
+        self, examples: Sequence[Any], generator: torch.Generator | None = None
+    ) -> dict[str, torch.Tensor]:
+        batch = self._padder.pad(examples)
+        labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, IGNORE_INDEX)
+        return {
+            "input_ids": batch["input_ids"],
+            "attention_mask": batch["attention_mask"],
+            "token_type_ids": batch["token_type_ids"],
+            "labels": labels,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Inference helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _device(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+def _never(tokenizer: Any) -> list[int]:
+    """Ids a language model should never propose as a word: padding, [CLS], [MASK], [UNK]."""
+    ids = (
+        tokenizer.pad_token_id,
+        tokenizer.cls_token_id,
+        tokenizer.mask_token_id,
+        tokenizer.unk_token_id,
+    )
+    return sorted({i for i in ids if i is not None})
+
+
+def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
+    """``[CLS] prompt`` without the closing ``[SEP]``: the sentence is still open."""
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+    if not prompt.strip():  # an empty prompt: generate from the start of a sentence
+        return [tokenizer.cls_token_id]
+    ids = list(tokenizer.encode(prompt).ids)
+    if ids and ids[-1] == tokenizer.sep_token_id:
+        ids = ids[:-1]
+    return ids
+
+
+def _check_causal(model: nn.Module, what: str) -> None:
+    if not getattr(model.config, "is_causal", False):
+        raise ValueError(
+            f"{what} needs a causal LM (config.is_causal=True, e.g. BertForCausalLM); a "
+            f"bidirectional model's next-token scores are meaningless. For a masked LM use "
+            f"mlmcourse.mlm.fill_mask or mask_predict"
+        )
+
+
+class _EvalMode:
+    """``with _EvalMode(model):`` switches dropout off and restores the caller's mode."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model, self.was_training = model, model.training
+
+    def __enter__(self) -> nn.Module:
+        return self.model.eval()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.model.train(self.was_training)
+
+
+@torch.no_grad()
+def _next_token_logits(model: nn.Module, ids: Sequence[int]) -> torch.Tensor:
+    input_ids = torch.tensor([list(ids)], device=_device(model))  # (1, T)
+    return model(input_ids).logits[0, -1].float()  # (V,): the distribution of token T
+
+
+def generate(
+    model: nn.Module,
+    tokenizer: Any,
+    prompt: str = "",
+    *,
+    max_new_tokens: int = 20,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> str:
+    """Continue ``prompt`` one token at a time until ``[SEP]`` (end of sentence) or the limit.
+
+    Greedy by default (always the most probable token); ``do_sample=True`` draws from the
+    softmax of ``logits / temperature``, restricted to the ``top_k`` best tokens when given,
+    with ``generator`` for repeatable draws (Hugging Face's ``generate`` argument names).
+    ``[PAD]``, ``[CLS]``, ``[MASK]`` and ``[UNK]`` are never produced. Returns the prompt and
+    its continuation as text. No key/value cache: each step re-reads the whole sequence,
+    which is fine for sentences of a few dozen tokens.
+    """
+    _check_causal(model, "generate")
+    if (
+        not isinstance(max_new_tokens, int)
+        or isinstance(max_new_tokens, bool)
+        or max_new_tokens < 1
+    ):
+        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    if not isinstance(temperature, int | float) or not temperature > 0:
+        raise ValueError(f"temperature must be > 0 (lower is greedier), got {temperature!r}")
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
+        raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
+    ids = _prompt_ids(tokenizer, prompt)
+    never = _never(tokenizer)
+    limit = model.config.max_position_embeddings
+    with _EvalMode(model):
+        for _ in range(max_new_tokens):
+            if len(ids) >= limit:
+                break
+            logits = _next_token_logits(model, ids)  # (V,)
+            logits[never] = float("-inf")
+            if not do_sample:
+                token = int(logits.argmax())
+            else:
+                logits = logits / temperature
+                if top_k is not None and top_k < logits.numel():
+                    kth = logits.topk(top_k).values[-1]
+                    logits[logits < kth] = float("-inf")
+                probs = logits.softmax(-1)
+                token = int(torch.multinomial(probs.cpu(), 1, generator=generator))
+            if token == tokenizer.sep_token_id:
+                break
+            ids.append(token)
+    return tokenizer.decode(ids, skip_special_tokens=True)
+
+
+@torch.no_grad()
+def mask_predict(
+    model: nn.Module,
+    tokenizer: Any,
+    prompt: str = "",
+    *,
+    num_tokens: int = 8,
+    iterations: int | None = None,
+) -> str:
+    """ "Generate" with a masked LM: append ``num_tokens`` masks and fill them iteratively.
+
+    Mask-Predict (Ghazvininejad et al., 2019): predict every masked position at once, keep the
+    predictions, then mask again the ``n * (T - t) / T`` least confident of the generated tokens
+    and predict those again, for ``iterations`` rounds (default ``num_tokens``). Its limits are
+    the point: the length must be fixed before any word is chosen, and in each round the
+    blanks are filled independently of each other, so two blanks can pick words that do not
+    fit together. Greedy and deterministic. Returns prompt + continuation as text.
+    """
+    if getattr(model.config, "is_causal", False):
+        raise ValueError(
+            "mask_predict needs a masked LM (is_causal=False); for a causal LM use generate"
+        )
+    if not isinstance(num_tokens, int) or isinstance(num_tokens, bool) or num_tokens < 1:
+        raise ValueError(f"num_tokens must be a positive int, got {num_tokens!r}")
+    iterations = num_tokens if iterations is None else iterations
+    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    prompt_ids = _prompt_ids(tokenizer, prompt)
+    start = len(prompt_ids)
+    ids = prompt_ids + [tokenizer.mask_token_id] * num_tokens + [tokenizer.sep_token_id]
+    if len(ids) > model.config.max_position_embeddings:
+        raise ValueError(
+            f"prompt ({start} tokens) + num_tokens ({num_tokens}) + [SEP] is longer than the "
+            f"model's max_position_embeddings={model.config.max_position_embeddings}"
+        )
+    never = _never(tokenizer)
+    input_ids = torch.tensor([ids], device=_device(model))  # (1, T)
+    blank = slice(start, start + num_tokens)
+    confidence = torch.zeros(num_tokens, device=input_ids.device)  # (n,)
+    masked = torch.ones(num_tokens, dtype=torch.bool, device=input_ids.device)
+    with _EvalMode(model):
+        for t in range(iterations):
+            logits = model(input_ids).logits[0, blank].float()  # (n, V)
+            logits[:, never] = float("-inf")
+            probs, tokens = logits.softmax(-1).max(-1)  # (n,), (n,)
+            input_ids[0, blank] = torch.where(masked, tokens, input_ids[0, blank])
+            confidence = torch.where(masked, probs, confidence)
+            n_remask = num_tokens * (iterations - 1 - t) // iterations
+            if n_remask == 0:
+                break
+            masked = torch.zeros_like(masked)
+            masked[confidence.topk(n_remask, largest=False).indices] = True
+            input_ids[0, blank] = input_ids[0, blank].masked_fill(masked, tokenizer.mask_token_id)
+    return tokenizer.decode(input_ids[0].tolist(), skip_special_tokens=True)
+
+
+def left_context(text: str, mask_token: str = "[MASK]") -> str:
+    """The words before the first ``mask_token``: all a left-to-right model may read."""
+    if not isinstance(text, str) or mask_token not in text:
+        raise ValueError(f"expected a text with a {mask_token} to predict, got {text!r}")
+    return text.split(mask_token, 1)[0].rstrip()
+
+
+def next_word(model: nn.Module, tokenizer: Any, text: str, top_k: int = 5) -> list[dict[str, Any]]:
+    """The ``top_k`` most probable next tokens after ``text``, in ``fill_mask``'s format.
+
+    ``text`` is a left context; if it holds a ``[MASK]``, everything from the mask on is cut
+    off (a causal LM scores the blank from the words before it only). Each candidate is
+    ``{score, token, token_str, sequence}``; ``score`` is the softmax probability over the
+    whole vocabulary, and ``[SEP]`` (shown as the end of the sentence) may be a candidate.
+    """
+    _check_causal(model, "next_word")
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+    mask_token = tokenizer.convert_ids_to_tokens([tokenizer.mask_token_id])[0]
+    prefix = left_context(text, mask_token) if mask_token in text else text
+    ids = _prompt_ids(tokenizer, prefix)
+    with _EvalMode(model):
+        probs = _next_token_logits(model, ids).softmax(-1)  # (V,)
+    ranked = probs.clone()
+    ranked[_never(tokenizer)] = -1.0
+    top = ranked.topk(min(top_k, probs.numel())).indices.tolist()
+    return [
+        {
+            "score": float(probs[t]),
+            "token": t,
+            "token_str": tokenizer.convert_ids_to_tokens([t])[0],
+            "sequence": tokenizer.decode(ids + [t], skip_special_tokens=True),
+        }
+        for t in top
+    ]
+
+
+def next_word_accuracy(
+    model: nn.Module, tokenizer: Any, probes: Sequence[Any]
+) -> tuple[float, list[dict[str, Any]]]:
+    """Top-1 accuracy of a causal LM on fill-in probes, reading only the left context.
+
+    The mirror of :func:`mlmcourse.mlm.fill_mask_accuracy` (same rows: text, answer,
+    prediction, score, correct): the answer must be the most probable next token after the
+    words before ``[MASK]``. The words after the mask are never read, which is the point.
+    """
+    if not probes:
+        raise ValueError("next_word_accuracy needs at least one probe")
+    rows = []
+    for probe in probes:
+        best = next_word(model, tokenizer, probe.text, top_k=1)[0]
+        rows.append(
+            {
+                "text": probe.text,
+                "answer": probe.answer,
+                "prediction": best["token_str"],
+                "score": best["score"],
+                "correct": best["token_str"].lower() == str(probe.answer).lower(),
+            }
+        )
+    return sum(r["correct"] for r in rows) / len(rows), rows
