@@ -50,6 +50,7 @@ KEY_GROUPS: dict[str, tuple[str, ...]] = {
         "precision",
         "device",
     ),
+    "scaling out and speed (torchrun, GPUs)": ("torch_compile", "scale_lr_with_world_size"),
     "evaluation, logging and checkpoints": (
         "eval_steps",
         "eval_batch_size",
@@ -89,6 +90,8 @@ def keys_help() -> str:
     lines.append(
         "\nexample:\n  python -m mlmcourse pretrain --config world --set max_steps=200 "
         "--set output_dir=runs/world"
+        "\n\non 2 processes (GPUs, or CPU processes with gloo):\n  torchrun "
+        "--nproc_per_node=2 -m mlmcourse pretrain --config world"
     )
     return "\n".join(lines)
 
@@ -148,7 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"mlmcourse pretrain: error: {exc}", file=sys.stderr)
         return 2
-    pretrain(config, progress=not args.no_progress)
+    from mlmcourse.distributed import barrier, destroy_distributed
+
+    try:  # under torchrun, pretrain joins the process group; leave it cleanly at the end
+        pretrain(config, progress=not args.no_progress)
+        barrier()
+    finally:
+        destroy_distributed()
     return 0
 
 

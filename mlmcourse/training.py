@@ -14,13 +14,16 @@ it a *real* loop rather than a toy is what it guards against:
   same data and masks as an uninterrupted one and reproduces its loss curve.
 
 Side effects that must happen once per job (printing, progress bars, evaluation, checkpoints)
-go through :func:`is_main_process`, so the same loop can later run under ``torchrun``.
+go through :func:`is_main_process`, so the same loop runs under ``torchrun`` as
+``DistributedDataParallel`` (see :mod:`mlmcourse.distributed` and ``book/scaling.md``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -28,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+from mlmcourse.distributed import all_reduce_sum, barrier, get_rank, get_world_size, rank_step_seed
 
 if TYPE_CHECKING:
     from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer
@@ -87,6 +92,7 @@ class TrainingConfig:
     save_steps: int = 0
     precision: str = "auto"
     final_evaluation: bool = True
+    torch_compile: bool = False
 
     def __post_init__(self) -> None:
         _check_int(self.max_steps, "max_steps", minimum=1)
@@ -278,7 +284,12 @@ class MLMBatches:
     every epoch, unlike the static masks made once at data-building time), and it makes
     resuming exact: the batch after a restart is the batch the uninterrupted run would see.
 
-    ``rank``/``world_size`` give each process its own slice of the global batch (for DDP).
+    ``rank``/``world_size`` give each process its own slice of the global batch (for DDP), the
+    job of ``torch.utils.data.DistributedSampler`` in a ``DataLoader``: the ranks' slices of
+    step ``i`` are disjoint and together make the global batch. The *global* batch is masked
+    with one generator seeded from ``(seed, i)`` and each rank keeps its rows, so a masked
+    example does not depend on how many processes share the work: 2 processes with
+    ``batch_size=32`` see exactly the tensors 1 process with ``batch_size=64`` sees.
     ``collator`` is an :class:`mlmcourse.masking.MLMCollator` (it owns the masking settings);
     ``call(i)`` returns ``{input_ids, attention_mask, token_type_ids, labels}``.
     """
@@ -312,20 +323,30 @@ class MLMBatches:
             self._epoch_cache = (epoch, torch.randperm(len(self.texts), generator=g).tolist())
         return self._epoch_cache[1]
 
-    def indices(self, index: int) -> list[int]:
-        """The text indices of batch ``index`` on this rank."""
+    def global_indices(self, index: int) -> list[int]:
+        """The text indices of global batch ``index`` (all ranks, ``world_size * batch_size``)."""
         global_size = self.batch_size * self.world_size
-        start = index * global_size + self.rank * self.batch_size
         out = []
-        for pos in range(start, start + self.batch_size):
+        for pos in range(index * global_size, (index + 1) * global_size):
             epoch, offset = divmod(pos, len(self.texts))
             out.append(self._order(epoch)[offset])
         return out
 
+    def indices(self, index: int) -> list[int]:
+        """The text indices of batch ``index`` on this rank."""
+        start = self.rank * self.batch_size
+        return self.global_indices(index)[start : start + self.batch_size]
+
     def __call__(self, index: int) -> dict[str, torch.Tensor]:
-        texts = [self.texts[i] for i in self.indices(index)]
-        mask_seed = (self.seed * 1_000_003 + index) * 1009 + self.rank
-        return self.collator(texts, generator=torch.Generator().manual_seed(mask_seed))
+        texts = [self.texts[i] for i in self.global_indices(index)]
+        mask_seed = (self.seed * 1_000_003 + index) * 1009
+        batch = self.collator(texts, generator=torch.Generator().manual_seed(mask_seed))
+        if self.world_size == 1:
+            return batch
+        # Each rank masks the whole global batch (cheap next to the model) and keeps its rows:
+        # padded to the global batch's length, exactly the rows a single process would see.
+        rows = slice(self.rank * self.batch_size, (self.rank + 1) * self.batch_size)
+        return {k: v[rows] for k, v in batch.items()}
 
 
 def fixed_eval_batches(
@@ -351,6 +372,10 @@ def fixed_eval_batches(
 
 
 def _to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move a batch to ``device``; for a GPU through pinned (page-locked) host memory, which
+    lets the copy run asynchronously (``non_blocking``) instead of through a staging buffer."""
+    if device.type == "cuda":
+        batch = {k: v.pin_memory() if v.device.type == "cpu" else v for k, v in batch.items()}
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
@@ -493,7 +518,9 @@ def train(
         say(f"nothing to do: step {start_step} >= max_steps {config.max_steps}")
 
     def checkpoint(step: int) -> None:
-        if main and output_dir is not None:
+        if output_dir is None:
+            return
+        if main:
             save_checkpoint(
                 output_dir,
                 _unwrap(model),
@@ -505,26 +532,46 @@ def train(
                 history=result.history,
                 tokens_seen=result.tokens_seen,
             )
+        barrier()  # the other ranks wait until rank 0's checkpoint is complete
 
     accum = config.gradient_accumulation_steps
+    world_size = get_world_size()
+    ddp = _wrap_ddp(model, device) if world_size > 1 else None
+    forward = CompileFallback(ddp or model, enabled=config.torch_compile)
     model.train()
     bar = _progress(config.max_steps, start_step, progress and main)
     t0 = time.perf_counter()
     for step in range(start_step, config.max_steps):
+        if world_size > 1:  # each rank its own dropout stream, a function of (seed, rank, step)
+            torch.manual_seed(rank_step_seed(config.seed, get_rank(), step))
         # ---- one optimiser step = `accum` micro-batches, gradients summed ----
         step_loss = torch.zeros((), device=device)
         step_tokens = 0
         micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
         total_labelled = sum(int((_targets(model, b["labels"]) != -100).sum()) for b in micro)
-        for batch in micro:
+        if world_size > 1:  # labelled tokens of the global batch, over all ranks
+            total_labelled = int(all_reduce_sum(torch.tensor(total_labelled, device=device)))
+        for k, batch in enumerate(micro):
             n = int((_targets(model, batch["labels"]) != -100).sum())
-            with autocast_context(device, config.precision):
-                loss = model(**batch).loss
-            # Weight each micro-batch by its share of the labelled tokens, so accumulating
-            # k micro-batches gives the same gradient as one batch k times larger.
-            (loss * (n / max(1, total_labelled))).backward()
+            # DDP all-reduces gradients during backward; on all but the last micro-batch it
+            # need not (the gradients are only summed locally), so skip the communication.
+            last = k == accum - 1
+            with contextlib.nullcontext() if ddp is None or last else ddp.no_sync():
+                with autocast_context(device, config.precision):
+                    loss = forward(**batch).loss
+                # Weight each micro-batch by its share of the labelled tokens, so accumulating
+                # k micro-batches gives the same gradient as one batch k times larger. DDP
+                # averages gradients over the ranks, hence the world_size factor.
+                (loss * (n * world_size / max(1, total_labelled))).backward()
             step_loss += loss.detach().float() * n
             step_tokens += int(batch["attention_mask"].sum()) if "attention_mask" in batch else 0
+        if world_size > 1:  # the loss and token count of the global batch, the same on all ranks
+            sums = all_reduce_sum(
+                torch.stack(
+                    [step_loss.double(), step_loss.new_tensor(step_tokens, dtype=torch.float64)]
+                )
+            )
+            step_loss, step_tokens = sums[0].float(), int(sums[1])
         mean_loss = (step_loss / max(1, total_labelled)).item()
         if not math.isfinite(mean_loss):
             bar.close()
@@ -559,11 +606,12 @@ def train(
             and config.eval_steps
             and done % config.eval_steps == 0
             and done < config.max_steps
-            and main
         ):
-            metrics = evaluate(model, eval_batches, device=device, precision=config.precision)
-            result.history["eval"].append({"step": done, **_prefixed(metrics)})
-            bar.set_postfix(loss=f"{mean_loss:.3f}", eval_acc=f"{metrics['accuracy']:.3f}")
+            if main:  # the plain model, not the DDP wrapper: only this rank runs it
+                metrics = evaluate(model, eval_batches, device=device, precision=config.precision)
+                result.history["eval"].append({"step": done, **_prefixed(metrics)})
+                bar.set_postfix(loss=f"{mean_loss:.3f}", eval_acc=f"{metrics['accuracy']:.3f}")
+            barrier()  # the other ranks wait for rank 0's evaluation
         if config.save_steps and done % config.save_steps == 0 and done < config.max_steps:
             result.train_seconds += time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -587,6 +635,58 @@ def train(
 
 def _prefixed(metrics: Mapping[str, float]) -> dict[str, float]:
     return {f"eval_{k}": v for k, v in metrics.items()}
+
+
+def _wrap_ddp(model: nn.Module, device: torch.device) -> nn.Module:
+    """``DistributedDataParallel``: it copies rank 0's weights to every rank at construction and
+    averages the gradients over the ranks during ``backward``, so every rank takes the same step."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    if isinstance(model, DistributedDataParallel):
+        return model
+    return DistributedDataParallel(
+        model, device_ids=[device.index] if device.type == "cuda" else None
+    )
+
+
+class CompileFallback:
+    """Call ``torch.compile(module)``, or ``module`` itself where compiling is not possible.
+
+    ``torch.compile`` compiles lazily, at the first call, and needs a working backend (Triton
+    on GPUs, a C++ compiler on CPUs). If compiling fails, at creation or at the first call,
+    this warns once and continues eagerly: slower, never a crashed run. ``enabled=False`` is
+    plain eager mode.
+    """
+
+    def __init__(self, module: nn.Module, *, enabled: bool = True):
+        self.eager = module
+        self.module: Callable[..., Any] = module
+        self.pending = False  # compiled but not yet called successfully
+        if enabled:
+            try:
+                self.module, self.pending = torch.compile(module), True
+            except Exception as exc:  # noqa: BLE001 - any failure means: run eagerly
+                self._fall_back(exc)
+
+    def _fall_back(self, exc: Exception) -> None:
+        warnings.warn(
+            f"torch.compile is not available here ({type(exc).__name__}: {exc}); "
+            f"continuing in eager mode",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        self.module, self.pending = self.eager, False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.pending:
+            return self.module(*args, **kwargs)
+        try:
+            out = self.module(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a real error in the batch recurs eagerly
+            self._fall_back(exc)
+            return self.module(*args, **kwargs)
+        self.pending = False
+        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -645,6 +745,10 @@ HELP: dict[str, str] = {
     "save_steps": "write a checkpoint every this many steps (0: only at the end)",
     "precision": "auto (bf16 autocast on CUDA, fp32 elsewhere), fp32 or bf16",
     "final_evaluation": "evaluate the whole validation split at the end",
+    "torch_compile": "compile the model with torch.compile (falls back to eager mode, with a "
+    "warning, where compiling fails)",
+    "scale_lr_with_world_size": "under torchrun, multiply learning_rate by the number of "
+    "processes (the linear scaling rule for a global batch that grows with them)",
 }
 
 
@@ -675,6 +779,7 @@ class PretrainConfig(TrainingConfig):
     output_dir: str = ""
     resume_from_checkpoint: str = ""
     device: str = ""
+    scale_lr_with_world_size: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -877,9 +982,13 @@ def pretrain(
 
     if not isinstance(config, PretrainConfig):
         config = load_config(config)
+    from mlmcourse.distributed import init_distributed
+
+    set_seed(config.seed)  # the same seed on every rank: identical initial weights
+    # Under torchrun, join the process group (gloo on CPU, nccl on CUDA, one GPU per process).
+    dist_info = init_distributed(get_device(config.device or None))
+    device = dist_info.device
     say = log if (log is not None and is_main_process()) else (lambda _msg: None)
-    set_seed(config.seed)
-    device = get_device(config.device or None)
     train_texts, validation_texts = load_texts(config.dataset)
 
     if config.init_from:
@@ -916,12 +1025,7 @@ def pretrain(
             max_length=max_length,
             seed=config.seed,
         )
-    dist = torch.distributed
-    rank, world_size = (
-        (dist.get_rank(), dist.get_world_size())
-        if dist.is_available() and dist.is_initialized()
-        else (0, 1)
-    )
+    rank, world_size = dist_info.rank, dist_info.world_size
     batches = MLMBatches(
         train_texts,
         collator,
@@ -941,10 +1045,14 @@ def pretrain(
         f"{world_size} x {config.batch_size} x {config.gradient_accumulation_steps} = "
         f"{world_size * config.batch_size * config.gradient_accumulation_steps} sequences"
     )
+    training_config = config.training_config()
+    if config.scale_lr_with_world_size and world_size > 1:
+        training_config.learning_rate *= world_size
+        say(f"learning rate x {world_size} processes = {training_config.learning_rate:.3g}")
     result = train(
         model,
         batches,
-        config.training_config(),
+        training_config,
         eval_batches=eval_batches,
         device=device,
         output_dir=config.output_dir or None,
