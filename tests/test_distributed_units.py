@@ -1,0 +1,159 @@
+"""The single-process side of mlmcourse.distributed and the GPU-path switches, in milliseconds.
+
+The multi-process behaviour (2 gloo ranks against 1 process) is in ``test_distributed.py``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from mlmcourse.distributed import (
+    all_reduce_sum,
+    barrier,
+    get_rank,
+    get_world_size,
+    init_distributed,
+    rank_step_seed,
+    reduce_metrics,
+)
+from mlmcourse.training import CompileFallback, MLMBatches, TrainingConfig, load_config, train
+from tests.test_training_tiny import TinyConfig, TinyMLM, tiny_batch
+
+
+def test_without_torchrun_everything_is_a_single_process():
+    info = init_distributed("cpu", env={})
+    assert (info.rank, info.world_size, info.backend, info.initialized_here) == (0, 1, None, False)
+    assert info.is_main_process and info.device == torch.device("cpu")
+    assert (get_rank(), get_world_size()) == (0, 1)
+    barrier()  # a no-op, must not block
+    assert all_reduce_sum(torch.tensor(3.0)).item() == 3.0
+    assert reduce_metrics({"loss": 2.0, "accuracy": 0.5}, weight=7) == {
+        "accuracy": 0.5,
+        "loss": 2.0,
+    }
+    assert init_distributed("cpu", env={"WORLD_SIZE": "1"}).world_size == 1
+
+
+def test_a_half_configured_launch_says_what_is_missing():
+    env = {"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"}
+    with pytest.raises(RuntimeError, match="MASTER_ADDR, MASTER_PORT are not set.*torchrun"):
+        init_distributed("cpu", env=env)
+    env = {**env, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1", "RANK": "2"}
+    with pytest.raises(ValueError, match=r"RANK must be in \[0, WORLD_SIZE=2\), got 2"):
+        init_distributed("cpu", env=env)
+    with pytest.raises(ValueError, match="WORLD_SIZE must be an integer"):
+        init_distributed("cpu", env={"WORLD_SIZE": "two"})
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without CUDA")
+def test_nccl_without_gpus_is_a_clear_error():
+    env = {
+        "WORLD_SIZE": "2",
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": "1",
+    }
+    with pytest.raises(RuntimeError, match="'nccl' needs CUDA"):
+        init_distributed("cpu", backend="nccl", env=env)
+
+
+def test_dropout_seeds_differ_by_rank_and_step_and_repeat():
+    seeds = {rank_step_seed(0, rank, step) for rank in range(8) for step in range(1000)}
+    assert len(seeds) == 8000
+    assert rank_step_seed(5, 1, 17) == rank_step_seed(5, 1, 17)
+
+
+class _Collator:
+    """Pads word ids and masks them with the generator it is given (like MLMCollator)."""
+
+    def __call__(self, texts, generator=None):
+        ids = [[len(w) for w in t.split()] for t in texts]
+        width = max(map(len, ids))
+        input_ids = torch.tensor([row + [0] * (width - len(row)) for row in ids])  # (B, T)
+        masked = torch.rand(input_ids.shape, generator=generator) < 0.5
+        return {"input_ids": input_ids, "labels": torch.where(masked, input_ids, -100)}
+
+
+def test_ranks_split_the_global_batch_and_see_the_one_process_tensors():
+    texts = [" ".join(["w" * (1 + (i * j) % 5) for j in range(1 + i % 7)]) for i in range(50)]
+    one = MLMBatches(texts, _Collator(), batch_size=12, seed=4)
+    ranks = [
+        MLMBatches(texts, _Collator(), batch_size=4, seed=4, rank=r, world_size=3)
+        for r in (0, 1, 2)
+    ]
+    for index in (0, 3, 9):  # 9 crosses into the third epoch
+        shards = [r.indices(index) for r in ranks]
+        assert sum(shards, []) == one.indices(index) == ranks[0].global_indices(index)
+        for key, value in one(index).items():
+            assert torch.equal(torch.cat([r(index)[key] for r in ranks]), value), key
+
+
+def test_compile_fallback_warns_and_runs_eagerly(monkeypatch):
+    model = TinyMLM(TinyConfig(hidden_dropout_prob=0.0))
+    batch = tiny_batch(0)
+    expected = model(**batch).loss
+
+    def failing_at_call(module):
+        def compiled(*args, **kwargs):
+            raise RuntimeError("no C++ compiler found")
+
+        return compiled
+
+    monkeypatch.setattr(torch, "compile", failing_at_call)
+    forward = CompileFallback(model, enabled=True)
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found.*eager mode"):
+        assert torch.equal(forward(**batch).loss, expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once, then plainly eager
+        assert torch.equal(forward(**batch).loss, expected)
+
+    def failing_at_creation(module):
+        raise RuntimeError("Python 3.99 is not supported by torch.compile")
+
+    monkeypatch.setattr(torch, "compile", failing_at_creation)
+    with pytest.warns(RuntimeWarning, match="3.99"):
+        forward = CompileFallback(model, enabled=True)
+    assert forward.module is model
+    assert CompileFallback(model, enabled=False).module is model  # off: compile never called
+
+
+def test_training_with_a_failing_compile_equals_eager_training(monkeypatch):
+    def run(compile_flag: bool):
+        torch.manual_seed(0)
+        model = TinyMLM(TinyConfig(hidden_dropout_prob=0.0))
+        config = TrainingConfig(
+            max_steps=6, warmup_steps=1, logging_steps=1, torch_compile=compile_flag
+        )
+        return train(model, tiny_batch, config, progress=False, log=None).history["train"]
+
+    def broken(module):
+        def compiled(*args, **kwargs):
+            raise RuntimeError("inductor backend failed")
+
+        return compiled
+
+    eager = run(False)
+    monkeypatch.setattr(torch, "compile", broken)
+    with pytest.warns(RuntimeWarning, match="inductor backend failed"):
+        fallback = run(True)
+    assert fallback == eager
+
+
+def test_scaling_keys_are_config_keys():
+    config = load_config("world", {"torch_compile": True, "scale_lr_with_world_size": True})
+    assert config.training_config().torch_compile is True
+    assert config.scale_lr_with_world_size is True
+    with pytest.raises(ValueError, match="torch_compile.*true or false"):
+        load_config("world", {"torch_compile": "yes"})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="pinned memory needs CUDA")
+def test_batches_reach_the_gpu_through_pinned_memory():
+    from mlmcourse.training import _to_device
+
+    moved = _to_device({"input_ids": torch.arange(6).view(2, 3)}, torch.device("cuda"))
+    assert moved["input_ids"].is_cuda and moved["input_ids"].tolist() == [[0, 1, 2], [3, 4, 5]]
