@@ -135,3 +135,19 @@ def test_unigram_baseline_predicts_the_most_frequent_token():
     p = counts / counts.sum()
     expected = -(p[7].log() + p[8].log() + p[9].log()) / 3
     assert base["loss"] == pytest.approx(float(expected))
+
+
+def test_the_encoder_can_be_saved_and_loaded_alone(tmp_path):
+    from mlmcourse.checkpoint import load_encoder, save_encoder
+    from mlmcourse.model import BertModel
+
+    model = _model()
+    save_encoder(tmp_path / "enc", model)
+    save_checkpoint(tmp_path / "mlm", model)
+    batch = _batch(3)
+    expected = model.bert(batch["input_ids"], batch["attention_mask"]).last_hidden_state
+    for directory in ("enc", "mlm"):  # an encoder checkpoint, or the encoder of an MLM one
+        encoder = load_encoder(tmp_path / directory)
+        assert type(encoder) is BertModel
+        got = encoder(batch["input_ids"], batch["attention_mask"]).last_hidden_state
+        torch.testing.assert_close(got, expected)
