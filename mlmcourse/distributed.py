@@ -91,7 +91,7 @@ def init_distributed(
     device: torch.device | str = "cpu",
     *,
     backend: str | None = None,
-    timeout_s: float = 600.0,
+    timeout_s: float = 1800.0,
     env: Mapping[str, str] | None = None,
 ) -> DistributedInfo:
     """Join the process group described by torchrun's environment variables, if there is one.

@@ -157,3 +157,36 @@ def test_batches_reach_the_gpu_through_pinned_memory():
 
     moved = _to_device({"input_ids": torch.arange(6).view(2, 3)}, torch.device("cuda"))
     assert moved["input_ids"].is_cuda and moved["input_ids"].tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_scale_lr_with_world_size_multiplies_the_rate_by_the_processes(monkeypatch):
+    import mlmcourse.distributed as distributed
+    from mlmcourse.distributed import DistributedInfo
+    from mlmcourse.training import pretrain
+
+    # Pretend torchrun said "rank 0 of 2" (no process group: the loop itself runs alone).
+    monkeypatch.setattr(
+        distributed,
+        "init_distributed",
+        lambda device, **_: DistributedInfo(0, 2, 0, torch.device("cpu"), "gloo"),
+    )
+    tiny = {
+        "max_steps": 2,
+        "batch_size": 4,
+        "hidden_size": 16,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+        "learning_rate": 1e-3,
+        "lr_scheduler_type": "constant",
+        "warmup_steps": 0,
+        "logging_steps": 1,
+        "final_evaluation": False,
+    }
+    lines: list[str] = []
+    for scale, expected in ((False, 1e-3), (True, 2e-3)):
+        run = pretrain(
+            {**tiny, "scale_lr_with_world_size": scale}, progress=False, log=lines.append
+        )
+        assert [row["lr"] for row in run.result.history["train"]] == pytest.approx([expected] * 2)
+    assert any("learning rate x 2 processes = 0.002" in line for line in lines)
+    assert any("effective batch 2 x 4 x 1 = 8 sequences" in line for line in lines)
