@@ -115,3 +115,47 @@ def test_explorer_renders_its_initial_text_and_redraws_on_change():
     assert "Zoe<span" in out.value and "LOC" in out.value
     box.value = "word " * 40  # longer than the model takes: said in the output, no exception
     assert "at most 32" in out.value
+
+
+def test_confusion_matrix_counts_gold_rows_against_predicted_columns():
+    from mlmcourse.viz.ner import confusion_matrix
+
+    labels = ["O", "B-PER", "I-PER"]
+    gold = [["B-PER", "I-PER", "O"], ["O"]]
+    pred = [["B-PER", "O", "O"], ["B-PER"]]
+    assert confusion_matrix(gold, pred, labels) == [[1, 1, 0], [0, 1, 0], [1, 0, 0]]
+
+
+def test_confusion_matrix_rejects_unknown_labels_and_length_mismatches():
+    from mlmcourse.viz.ner import confusion_matrix
+
+    with pytest.raises(ValueError, match="B-LOC"):
+        confusion_matrix([["B-LOC"]], [["O"]], ["O"])
+    with pytest.raises(ValueError, match="sentence 0"):
+        confusion_matrix([["O", "O"]], [["O"]], ["O"])
+    with pytest.raises(ValueError, match="sentences"):
+        confusion_matrix([["O"]], [], ["O"])
+
+
+def test_plots_draw_counts_and_one_line_per_curve():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlmcourse.viz.ner import plot_confusion_matrix, plot_learning_curve
+
+    ax = plot_confusion_matrix([[5, 1], [0, 2]], ["O", "B-PER"], title="t")
+    assert [t.get_text() for t in ax.texts] == ["5", "1", "0", "2"]
+    assert ax.get_title() == "t"
+    with pytest.raises(ValueError, match="2 x 2"):
+        plot_confusion_matrix([[1]], ["O", "B-PER"])
+    ax = plot_learning_curve(
+        {"pretrained": {50: 0.5, 200: 0.8}, "scratch": {50: 0.1, 200: 0.6}}, baseline=0.2
+    )
+    assert [line.get_label() for line in ax.get_lines()] == ["pretrained", "scratch", "baseline"]
+    assert list(ax.get_lines()[0].get_xdata()) == [50, 200]
+    assert ax.get_xscale() == "log"
+    with pytest.raises(ValueError, match="at least one"):
+        plot_learning_curve({"x": {}})
+    plt.close("all")

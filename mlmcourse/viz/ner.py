@@ -14,7 +14,14 @@ from typing import Any
 
 from mlmcourse.viz.html import PALETTE, legend_html
 
-__all__ = ["entities_html", "entity_colors", "ner_explorer"]
+__all__ = [
+    "confusion_matrix",
+    "entities_html",
+    "entity_colors",
+    "ner_explorer",
+    "plot_confusion_matrix",
+    "plot_learning_curve",
+]
 
 
 def entity_colors(types: Iterable[str]) -> dict[str, str]:
@@ -140,3 +147,100 @@ def ner_explorer(
     switch.observe(redraw, names="value")
     redraw()
     return widgets.VBox([box, switch, out])
+
+
+def confusion_matrix(
+    y_true: Sequence[Sequence[str]],
+    y_pred: Sequence[Sequence[str]],
+    labels: Sequence[str],
+) -> list[list[int]]:
+    """Word-level counts ``matrix[gold][predicted]`` over ``labels`` (rows: gold, columns: predicted).
+
+    Entity F1 says *how often* the model is wrong; this says *how*: which types are mixed up,
+    and whether errors are missed entities (a gold entity row, ``O`` column) or inventions. A
+    label outside ``labels`` or sentences of unequal lengths are errors, not silently dropped.
+    """
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"y_true has {len(y_true)} sentences but y_pred has {len(y_pred)}")
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for k, (gold, pred) in enumerate(zip(y_true, y_pred, strict=True)):
+        if len(gold) != len(pred):
+            raise ValueError(f"sentence {k}: {len(gold)} gold tags but {len(pred)} predicted")
+        for g, p in zip(gold, pred, strict=True):
+            for tag in (g, p):
+                if tag not in index:
+                    raise ValueError(f"sentence {k}: label {tag!r} is not in {list(labels)}")
+            matrix[index[g]][index[p]] += 1
+    return matrix
+
+
+def plot_confusion_matrix(
+    matrix: Sequence[Sequence[int]], labels: Sequence[str], *, ax: Any = None, title: str = ""
+) -> Any:
+    """Draw :func:`confusion_matrix`'s counts, row-normalised colours and the raw counts written in.
+
+    Rows are normalised for the colour (so the rare entity rows are as readable as ``O``'s);
+    the numbers are the counts. Returns the matplotlib ``Axes``.
+    """
+    import matplotlib.pyplot as plt
+
+    if len(matrix) != len(labels) or any(len(row) != len(labels) for row in matrix):
+        raise ValueError(f"matrix must be {len(labels)} x {len(labels)} (one row/column per label)")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.7 * len(labels), 0.8 + 0.6 * len(labels)))
+    rates = [[c / max(1, sum(row)) for c in row] for row in matrix]
+    ax.imshow(rates, cmap="Blues", vmin=0.0, vmax=1.0)
+    for i, row in enumerate(matrix):
+        for j, count in enumerate(row):
+            color = "white" if rates[i][j] > 0.6 else "black"
+            ax.text(j, i, str(count), ha="center", va="center", fontsize=8, color=color)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_learning_curve(
+    curves: Mapping[str, Mapping[int, float]],
+    *,
+    ax: Any = None,
+    ylabel: str = "entity F1",
+    baseline: float | None = None,
+    baseline_label: str = "baseline",
+) -> Any:
+    """Score against training-set size (log x axis), one line per run name, e.g. pretrained/scratch.
+
+    ``curves`` maps a name to ``{num_sentences: score}``. ``baseline`` draws a dashed line.
+    Returns the matplotlib ``Axes``.
+    """
+    import matplotlib.pyplot as plt
+
+    if not curves or any(not points for points in curves.values()):
+        raise ValueError("curves must map each name to at least one (size, score) point")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.6))
+    for name, points in curves.items():
+        sizes = sorted(points)
+        ax.plot(sizes, [points[n] for n in sizes], marker="o", label=name)
+        for n in sizes:
+            ax.annotate(
+                f"{points[n]:.2f}",
+                (n, points[n]),
+                textcoords="offset points",
+                xytext=(0, 6),
+                ha="center",
+                fontsize=8,
+            )
+    if baseline is not None:
+        ax.axhline(baseline, color="grey", linestyle="--", label=baseline_label)
+    ax.set_xscale("log")
+    ax.set_xlabel("training sentences (log scale)")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
