@@ -116,10 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     pretrain = commands.add_parser(
         "pretrain",
-        help="pretrain a BERT-style model with masked language modeling",
+        help="pretrain a BERT-style model with masked (or causal) language modeling",
         description=(
-            "Pretrain a BERT-style encoder with masked language modeling, print progress and a "
-            "final evaluation, and write a checkpoint to output_dir."
+            "Pretrain a BERT-style encoder with masked language modeling (or, with "
+            "training_mode: clm, causal language modeling), print progress and a final "
+            "evaluation, and write a checkpoint to output_dir."
         ),
         epilog=keys_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
