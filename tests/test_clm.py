@@ -252,3 +252,14 @@ def test_training_loop_scores_next_tokens(tokenizer):
     assert result.final_eval["loss"] < before["loss"] / 2
     assert result.final_eval["accuracy"] > 0.8
     assert dataclasses.is_dataclass(model.config) and model.config.is_causal
+
+
+def test_inference_inputs_are_checked(tokenizer, trained_clm):
+    with pytest.raises(ValueError, match="top_k"):
+        next_word(trained_clm, tokenizer, "Tival is", top_k=0)
+    with pytest.raises(TypeError, match="prompt must be a str"):
+        generate(trained_clm, tokenizer, 42)
+    trained_clm.train()
+    generate(trained_clm, tokenizer, "Tival")
+    assert trained_clm.training  # the caller's mode is restored
+    trained_clm.eval()
