@@ -53,6 +53,7 @@ __all__ = [
     "predict_tags",
     "tokenize_and_align_labels",
     "viterbi_decode",
+    "word_dropout",
     "word_ids_from_offsets",
 ]
 
@@ -370,6 +371,36 @@ def tokenize_and_align_labels(
         "token_type_ids": _pad([e.token_type_ids for e in encoded], 0),
         "labels": _pad(labels, IGNORE_INDEX),
     }
+
+
+def word_dropout(
+    batch: Mapping[str, torch.Tensor],
+    *,
+    unk_token_id: int,
+    probability: float,
+    generator: torch.Generator | None = None,
+) -> dict[str, torch.Tensor]:
+    """A copy of ``batch`` where each labelled piece's input id became ``[UNK]`` with ``probability``.
+
+    A word-level vocabulary built from the training text has no unknown word *in* that text, so
+    a model fine-tuned on it never sees ``[UNK]``, yet every new name at test time is one. Hiding
+    words during training (Lample et al., 2016, replaced singletons) teaches the model to tag a
+    word from its context. Only positions with a label (``!= -100``: a word's first piece) are
+    replaced; specials, padding and labels are left alone.
+    """
+    if not (isinstance(probability, int | float) and 0.0 <= probability <= 1.0):
+        raise ValueError(f"probability must be in [0, 1], got {probability!r}")
+    missing = {"input_ids", "labels"} - set(batch)
+    if missing:
+        raise ValueError(f"batch lacks {sorted(missing)}; word_dropout needs input_ids and labels")
+    input_ids, labels = batch["input_ids"], batch["labels"]
+    if input_ids.shape != labels.shape:
+        raise ValueError(
+            f"input_ids {tuple(input_ids.shape)} and labels {tuple(labels.shape)} differ in shape"
+        )
+    draw = torch.rand(input_ids.shape, generator=generator)  # (B, T), on the CPU like the batch
+    hidden = (draw < probability).to(input_ids.device) & (labels != IGNORE_INDEX)
+    return {**batch, "input_ids": input_ids.masked_fill(hidden, unk_token_id)}
 
 
 # -------------------------------------------------------------------------------- model

@@ -630,3 +630,40 @@ def test_evaluate_ner_scores_words_against_gold(trained, tokenizer):
     assert evaluate_ner(model, tokenizer, wrong)["precision"] == 0.0
     with pytest.raises(ValueError, match="gold tags"):
         evaluate_ner(model, tokenizer, [["just", "words"]])
+
+
+def test_word_dropout_hides_only_labelled_pieces_at_the_given_rate():
+    from mlmcourse.ner import word_dropout
+
+    g = torch.Generator().manual_seed(0)
+    labels = torch.full((64, 50), IGNORE_INDEX)
+    labels[:, 1:40] = 1  # labelled words; position 0 and 40+ stand for specials and padding
+    batch = {"input_ids": torch.full((64, 50), 7), "labels": labels, "attention_mask": labels}
+    out = word_dropout(batch, unk_token_id=1, probability=0.3, generator=g)
+    hidden = out["input_ids"] == 1
+    assert not hidden[labels == IGNORE_INDEX].any()
+    assert abs(hidden[labels != IGNORE_INDEX].float().mean().item() - 0.3) < 0.03
+    assert (batch["input_ids"] == 7).all()  # the input batch is not modified
+    assert out["labels"] is labels and out["attention_mask"] is labels
+    again = word_dropout(
+        batch, unk_token_id=1, probability=0.3, generator=torch.Generator().manual_seed(0)
+    )
+    assert torch.equal(again["input_ids"], out["input_ids"])  # reproducible with a generator
+    assert torch.equal(
+        word_dropout(batch, unk_token_id=1, probability=0.0)["input_ids"], batch["input_ids"]
+    )
+
+
+def test_word_dropout_rejects_bad_arguments():
+    from mlmcourse.ner import word_dropout
+
+    batch = {
+        "input_ids": torch.zeros(2, 3, dtype=torch.long),
+        "labels": torch.zeros(2, 3, dtype=torch.long),
+    }
+    with pytest.raises(ValueError, match="probability"):
+        word_dropout(batch, unk_token_id=1, probability=1.5)
+    with pytest.raises(ValueError, match="labels"):
+        word_dropout({"input_ids": batch["input_ids"]}, unk_token_id=1, probability=0.1)
+    with pytest.raises(ValueError, match="shape"):
+        word_dropout({**batch, "labels": torch.zeros(2, 4)}, unk_token_id=1, probability=0.1)
