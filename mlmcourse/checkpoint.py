@@ -272,11 +272,15 @@ def _build_model(config: Mapping[str, Any]) -> nn.Module:
         from mlmcourse.mlm import BertForMaskedLM
 
         return BertForMaskedLM(encoder_config)
+    if architecture == "BertForCausalLM":
+        from mlmcourse.clm import BertForCausalLM
+
+        return BertForCausalLM(encoder_config)
     if architecture == "BertModel":
         return BertModel(encoder_config)
     raise CheckpointMismatchError(
         f"config.json names the architecture {architecture!r}; this loader knows "
-        f"'BertForMaskedLM' and 'BertModel'"
+        f"'BertForMaskedLM', 'BertForCausalLM' and 'BertModel'"
     )
 
 

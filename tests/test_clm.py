@@ -263,3 +263,15 @@ def test_inference_inputs_are_checked(tokenizer, trained_clm):
     generate(trained_clm, tokenizer, "Tival")
     assert trained_clm.training  # the caller's mode is restored
     trained_clm.eval()
+
+
+def test_causal_checkpoint_round_trips_through_load_checkpoint(tokenizer, tmp_path):
+    from mlmcourse.checkpoint import load_checkpoint, load_encoder, save_checkpoint
+
+    model = BertForCausalLM(tiny_config(tokenizer)).eval()
+    save_checkpoint(tmp_path / "clm", model, tokenizer=tokenizer)
+    loaded = load_checkpoint(tmp_path / "clm")
+    assert isinstance(loaded.model, BertForCausalLM)
+    ids = torch.tensor([tokenizer.encode(TEXTS[0]).ids])
+    assert torch.equal(model(ids).logits, loaded.model(ids).logits)
+    assert load_encoder(tmp_path / "clm").config.is_causal
