@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+from torch.utils.data import DistributedSampler
 
 from mlmcourse.distributed import all_reduce_sum, barrier, get_rank, get_world_size, rank_step_seed
 
@@ -284,12 +285,16 @@ class MLMBatches:
     every epoch, unlike the static masks made once at data-building time), and it makes
     resuming exact: the batch after a restart is the batch the uninterrupted run would see.
 
-    ``rank``/``world_size`` give each process its own slice of the global batch (for DDP), the
-    job of ``torch.utils.data.DistributedSampler`` in a ``DataLoader``: the ranks' slices of
-    step ``i`` are disjoint and together make the global batch. The *global* batch is masked
-    with one generator seeded from ``(seed, i)`` and each rank keeps its rows, so a masked
-    example does not depend on how many processes share the work: 2 processes with
-    ``batch_size=32`` see exactly the tensors 1 process with ``batch_size=64`` sees.
+    ``rank``/``world_size`` shard the data for DDP with ``torch.utils.data.DistributedSampler``,
+    as a ``DataLoader`` would: each epoch, every rank builds the sampler of every rank (one
+    permutation shared by all, seeded from ``(seed, epoch)``; rank ``r`` takes every
+    ``world_size``-th index from ``r``), so the shards are disjoint and each rank knows the whole
+    global batch of step ``i``. That global batch is masked with one generator seeded from
+    ``(seed, i)`` and each rank keeps its rows (``r::world_size``). The ranks thus see different
+    masks, yet a masked example does not depend on how many processes share the work: when
+    ``world_size`` divides the number of texts, 2 processes with ``batch_size=32`` see exactly
+    the rows 1 process with ``batch_size=64`` sees. (Otherwise the sampler pads each epoch by
+    repeating its first indices, as it does in a ``DataLoader``.)
     ``collator`` is an :class:`mlmcourse.masking.MLMCollator` (it owns the masking settings);
     ``call(i)`` returns ``{input_ids, attention_mask, token_type_ids, labels}``.
     """
@@ -307,6 +312,7 @@ class MLMBatches:
         if not texts:
             raise ValueError("MLMBatches needs at least one text, got an empty list")
         _check_int(batch_size, "batch_size", minimum=1)
+        _check_int(world_size, "world_size", minimum=1)
         if not 0 <= rank < world_size:
             raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
         self.texts = list(texts)
@@ -315,27 +321,38 @@ class MLMBatches:
         self.seed = seed
         self.rank = rank
         self.world_size = world_size
-        self._epoch_cache: tuple[int, list[int]] | None = None
+        self._epoch_cache: tuple[int, list[list[int]]] | None = None
 
-    def _order(self, epoch: int) -> list[int]:
+    def shards(self, epoch: int) -> list[list[int]]:
+        """Every rank's text indices for ``epoch``, in order, from ``DistributedSampler``."""
         if self._epoch_cache is None or self._epoch_cache[0] != epoch:
-            g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-            self._epoch_cache = (epoch, torch.randperm(len(self.texts), generator=g).tolist())
+            shards = []
+            for rank in range(self.world_size):
+                sampler = DistributedSampler(
+                    range(len(self.texts)),
+                    num_replicas=self.world_size,
+                    rank=rank,
+                    shuffle=True,
+                    seed=self.seed * 1_000_003,  # the sampler draws with seed + epoch
+                )
+                sampler.set_epoch(epoch)
+                shards.append(list(sampler))
+            self._epoch_cache = (epoch, shards)
         return self._epoch_cache[1]
 
     def global_indices(self, index: int) -> list[int]:
-        """The text indices of global batch ``index`` (all ranks, ``world_size * batch_size``)."""
-        global_size = self.batch_size * self.world_size
+        """The text indices of global batch ``index``: ``world_size * batch_size`` rows, where
+        row ``j * world_size + r`` is rank ``r``'s ``j``-th example."""
+        per_rank = len(self.shards(0)[0])
         out = []
-        for pos in range(index * global_size, (index + 1) * global_size):
-            epoch, offset = divmod(pos, len(self.texts))
-            out.append(self._order(epoch)[offset])
+        for pos in range(index * self.batch_size, (index + 1) * self.batch_size):
+            epoch, offset = divmod(pos, per_rank)
+            out.extend(shard[offset] for shard in self.shards(epoch))
         return out
 
     def indices(self, index: int) -> list[int]:
         """The text indices of batch ``index`` on this rank."""
-        start = self.rank * self.batch_size
-        return self.global_indices(index)[start : start + self.batch_size]
+        return self.global_indices(index)[self.rank :: self.world_size]
 
     def __call__(self, index: int) -> dict[str, torch.Tensor]:
         texts = [self.texts[i] for i in self.global_indices(index)]
@@ -345,8 +362,7 @@ class MLMBatches:
             return batch
         # Each rank masks the whole global batch (cheap next to the model) and keeps its rows:
         # padded to the global batch's length, exactly the rows a single process would see.
-        rows = slice(self.rank * self.batch_size, (self.rank + 1) * self.batch_size)
-        return {k: v[rows] for k, v in batch.items()}
+        return {k: v[self.rank :: self.world_size] for k, v in batch.items()}
 
 
 def fixed_eval_batches(

@@ -9,6 +9,7 @@ import warnings
 
 import pytest
 import torch
+from torch.utils.data import DistributedSampler
 
 from mlmcourse.distributed import (
     all_reduce_sum,
@@ -79,7 +80,7 @@ class _Collator:
 
 
 def test_ranks_split_the_global_batch_and_see_the_one_process_tensors():
-    texts = [" ".join(["w" * (1 + (i * j) % 5) for j in range(1 + i % 7)]) for i in range(50)]
+    texts = [" ".join(["w" * (1 + (i * j) % 5) for j in range(1 + i % 7)]) for i in range(51)]
     one = MLMBatches(texts, _Collator(), batch_size=12, seed=4)
     ranks = [
         MLMBatches(texts, _Collator(), batch_size=4, seed=4, rank=r, world_size=3)
@@ -87,9 +88,32 @@ def test_ranks_split_the_global_batch_and_see_the_one_process_tensors():
     ]
     for index in (0, 3, 9):  # 9 crosses into the third epoch
         shards = [r.indices(index) for r in ranks]
-        assert sum(shards, []) == one.indices(index) == ranks[0].global_indices(index)
-        for key, value in one(index).items():
-            assert torch.equal(torch.cat([r(index)[key] for r in ranks]), value), key
+        assert not set(shards[0]) & set(shards[1]) and not set(shards[1]) & set(shards[2])
+        assert one.indices(index) == ranks[0].global_indices(index)
+        for r, rank in enumerate(ranks):
+            assert shards[r] == one.indices(index)[r::3]
+            for key, value in one(index).items():
+                assert torch.equal(rank(index)[key], value[r::3]), key
+
+
+def test_shards_are_the_distributed_samplers():
+    texts = [f"text {i}" for i in range(10)]  # 10 does not divide by 3: the sampler pads
+    ranks = [
+        MLMBatches(texts, _Collator(), batch_size=2, seed=1, rank=r, world_size=3)
+        for r in (0, 1, 2)
+    ]
+    for epoch in (0, 1):
+        for r, rank in enumerate(ranks):
+            sampler = DistributedSampler(
+                range(10), num_replicas=3, rank=r, shuffle=True, seed=1_000_003
+            )
+            sampler.set_epoch(epoch)
+            assert rank.shards(epoch)[r] == list(sampler)
+        covered = sum(ranks[0].shards(epoch), [])
+        assert sorted(set(covered)) == list(range(10)) and len(covered) == 12
+    assert ranks[0].shards(0) != ranks[0].shards(1)  # reshuffled each epoch
+    with pytest.raises(ValueError, match="world_size"):
+        MLMBatches(texts, _Collator(), batch_size=2, world_size=0)
 
 
 def test_compile_fallback_warns_and_runs_eagerly(monkeypatch):
