@@ -20,6 +20,7 @@ import json
 import random
 import shutil
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,7 +154,17 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
     name, keys, pos, has_gauss, cached = state["numpy"]
     np.random.set_state((name, keys.numpy().astype("uint32"), pos, has_gauss, cached))
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        saved, present = list(state["cuda"]), torch.cuda.device_count()
+        if len(saved) != present:
+            # Resuming on another machine is fine (our batches and dropout seeds are functions
+            # of the step); only the GPUs both machines have get their generator back.
+            warnings.warn(
+                f"checkpoint holds CUDA RNG states for {len(saved)} GPU(s), this machine has "
+                f"{present}: restoring the first {min(len(saved), present)}",
+                stacklevel=3,
+            )
+        for index, gpu_state in enumerate(saved[:present]):
+            torch.cuda.set_rng_state(gpu_state, index)
 
 
 def save_checkpoint(

@@ -151,3 +151,27 @@ def _model(state):
 def test_shipped_checkpoint_lookup_names_what_exists():
     with pytest.raises(FileNotFoundError, match="no shipped checkpoint named 'nope'"):
         ckpt.shipped_checkpoint("nope")
+
+
+def test_cuda_rng_states_restore_on_a_machine_with_fewer_gpus(monkeypatch):
+    # A run saved on 2 GPUs and resumed on 1: restore GPU 0's generator and say so.
+    restored = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda s, i: restored.append((i, s)))
+    state = {
+        "torch": torch.get_rng_state(),
+        "python": __import__("random").getstate(),
+        "numpy": _numpy_state(),
+        "cuda": [torch.tensor([1], dtype=torch.uint8), torch.tensor([2], dtype=torch.uint8)],
+    }
+    with pytest.warns(UserWarning, match="2 GPU.*this machine has 1"):
+        ckpt._set_rng_state(state)
+    assert [(i, s.tolist()) for i, s in restored] == [(0, [1])]
+
+
+def _numpy_state():
+    import numpy as np
+
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    return (name, torch.from_numpy(keys.astype("int64")), pos, has_gauss, cached)
