@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.model import ACTIVATIONS, BertModel, EncoderConfig
+from mlmcourse.runtime import is_compiling
 
 __all__ = [
     "BertPredictionHeadTransform",
@@ -157,6 +158,8 @@ class BertForMaskedLM(nn.Module):
             )
         if labels.dtype.is_floating_point or labels.dtype == torch.bool:
             raise ValueError(f"labels must hold integer token ids (or -100), got {labels.dtype}")
+        if is_compiling():
+            return  # reading values back would break the graph; eager mode checks them
         scored = labels[labels != -100]
         if scored.numel() and (
             int(scored.min()) < 0 or int(scored.max()) >= self.config.vocab_size

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.runtime import is_compiling
+
 __all__ = [
     "ACTIVATIONS",
     "BertAttention",
@@ -481,7 +483,8 @@ class BertModel(nn.Module):
         bias = None
         # No padding: pass no mask at all, so SDPA can pick its fastest kernel (and apply
         # causality itself). Otherwise one additive bias, shared by every layer and head.
-        if attention_mask is not None and not bool(attention_mask.all()):
+        # Under torch.compile the mask is always applied: reading it back would break the graph.
+        if attention_mask is not None and (is_compiling() or not bool(attention_mask.all())):
             allowed = attention_allowed(attention_mask, is_causal=is_causal)
             bias = attention_bias(allowed, hidden_states.dtype)
             is_causal = False  # already inside the bias
@@ -517,14 +520,6 @@ class BertModel(nn.Module):
                 f"sequence length {input_ids.shape[1]} is longer than max_position_embeddings="
                 f"{config.max_position_embeddings}; truncate the input (tokenizer max_length)"
             )
-        if input_ids.numel():
-            low, high = int(input_ids.min()), int(input_ids.max())
-            if low < 0 or high >= config.vocab_size:
-                bad = low if low < 0 else high
-                raise ValueError(
-                    f"input_ids must be in [0, vocab_size={config.vocab_size}), found id {bad}; "
-                    f"was the tokenizer built with a different vocabulary?"
-                )
         for name, tensor in (
             ("attention_mask", attention_mask),
             ("token_type_ids", token_type_ids),
@@ -535,6 +530,16 @@ class BertModel(nn.Module):
                 got = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else tensor
                 raise ValueError(
                     f"{name} must have the shape of input_ids {tuple(input_ids.shape)}, got {got!r}"
+                )
+        if is_compiling():
+            return  # the value checks below read tensors back (a graph break); eager mode has them
+        if input_ids.numel():
+            low, high = int(input_ids.min()), int(input_ids.max())
+            if low < 0 or high >= config.vocab_size:
+                bad = low if low < 0 else high
+                raise ValueError(
+                    f"input_ids must be in [0, vocab_size={config.vocab_size}), found id {bad}; "
+                    f"was the tokenizer built with a different vocabulary?"
                 )
         if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
             raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")

@@ -1,4 +1,4 @@
-"""Where code runs and how it is made repeatable: device choice and seeding.
+"""Where code runs and how it is made repeatable: device choice, seeding, compile tracing.
 
 Chapters call these two functions so that the same notebook uses a GPU when there is one and
 gives the same numbers on every run.
@@ -58,3 +58,15 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def is_compiling() -> bool:
+    """True while ``torch.compile`` traces our code.
+
+    Input checks that read tensor values back (``int(ids.max())``) break the compiled graph,
+    so the models skip them while tracing; eager mode, where users make mistakes, keeps them.
+    """
+    import torch
+
+    compiler = getattr(torch, "compiler", None)  # torch.compiler.is_compiling: torch >= 2.3
+    return bool(getattr(compiler, "is_compiling", lambda: False)())
