@@ -12,6 +12,7 @@ ours scores only the labelled positions.
 
     .venv/bin/python benchmarks/train_mlm.py              # 4 layers, hidden 256, vocab 8000, 32 x 128
     .venv/bin/python benchmarks/train_mlm.py --rounds 4   # quicker, noisier
+    python benchmarks/train_mlm.py --device cuda --batch 256   # on a GPU: bf16 autocast, bf16 peak
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import torch
 
 from mlmcourse.mlm import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
-from mlmcourse.training import TrainingConfig, build_optimizer
+from mlmcourse.runtime import get_device
+from mlmcourse.training import TrainingConfig, autocast_context, build_optimizer
 
 
 def make_models(config: EncoderConfig):
@@ -58,25 +60,39 @@ def make_batch(config: EncoderConfig, batch: int, seq_len: int, mlm_probability:
     }
 
 
-def train_step_seconds(model, optimizer, batch) -> float:
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so a timer measures the work and not its launch."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def train_step_seconds(model, optimizer, batch, *, device: torch.device, precision: str) -> float:
+    synchronize(device)
     start = time.perf_counter()
-    loss = model(**batch).loss
+    with autocast_context(device, precision):
+        loss = model(**batch).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
+    synchronize(device)
     return time.perf_counter() - start
 
 
-def matmul_peak_flops(n: int = 1024, reps: int = 20) -> float:
-    """fp32 FLOP/s of an n x n matmul on this machine now (median of ``reps``)."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_peak_flops(
+    device: torch.device, dtype: torch.dtype = torch.float32, n: int = 1024, reps: int = 20
+) -> float:
+    """FLOP/s of an n x n matmul in ``dtype`` on ``device``, now (median of ``reps``)."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     for _ in range(3):
         a @ b
     times = []
     for _ in range(reps):
+        synchronize(device)
         start = time.perf_counter()
         a @ b
+        synchronize(device)
         times.append(time.perf_counter() - start)
     return 2 * n**3 / statistics.median(times)
 
@@ -107,7 +123,15 @@ def main() -> None:
     parser.add_argument("--mlm-probability", type=float, default=0.15)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, mps, or auto (the best one)")
     args = parser.parse_args()
+    try:
+        device = get_device(None if args.device == "auto" else args.device)
+    except RuntimeError as exc:
+        parser.error(str(exc))
+    precision = "bf16" if device.type == "cuda" else "fp32"  # what training's "auto" picks
+    peak_dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    peak_n = 8192 if device.type == "cuda" else 1024
 
     config = EncoderConfig(
         vocab_size=args.vocab,
@@ -117,24 +141,30 @@ def main() -> None:
         intermediate_size=args.intermediate,
         max_position_embeddings=max(512, args.seq_len),
     )
-    ours, theirs = make_models(config)
+    ours, theirs = (model.to(device) for model in make_models(config))
     batch = make_batch(config, args.batch, args.seq_len, args.mlm_probability)
+    batch = {key: value.to(device) for key, value in batch.items()}
     scored = int((batch["labels"] != -100).sum())
     opt_config = TrainingConfig(learning_rate=1e-4)
     optimizers = {"ours": build_optimizer(ours, opt_config), "transformers": None}
     optimizers["transformers"] = build_optimizer(theirs, opt_config)
     models = {"ours": ours, "transformers": theirs}
 
-    peak_before = matmul_peak_flops()
+    def step(name: str) -> float:
+        return train_step_seconds(
+            models[name], optimizers[name], batch, device=device, precision=precision
+        )
+
+    peak_before = matmul_peak_flops(device, peak_dtype, peak_n)
     for _ in range(args.warmup):
         for name in models:
-            train_step_seconds(models[name], optimizers[name], batch)
+            step(name)
     times: dict[str, list[float]] = {name: [] for name in models}
     for r in range(args.rounds):
         order = ["ours", "transformers"] if r % 2 == 0 else ["transformers", "ours"]
         for name in order:
-            times[name].append(train_step_seconds(models[name], optimizers[name], batch))
-    peak = statistics.median([peak_before, matmul_peak_flops()])
+            times[name].append(step(name))
+    peak = statistics.median([peak_before, matmul_peak_flops(device, peak_dtype, peak_n)])
 
     tokens = args.batch * args.seq_len
     median = {name: statistics.median(t) for name, t in times.items()}
@@ -149,7 +179,9 @@ def main() -> None:
         f"{scored} scored positions ({scored / tokens:.1%}); torch {torch.__version__}, "
         f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}"
     )
-    print(f"fp32 matmul peak (1024^2): {peak / 1e9:.1f} GFLOP/s")
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    print(f"device: {where}, precision {precision}")
+    print(f"{precision} matmul peak ({peak_n}^2): {peak / 1e9:.1f} GFLOP/s")
     for name in models:
         flops = executed[name] / median[name]
         print(
