@@ -170,17 +170,20 @@ class _Replacement:
         random non-special id, the rest keeps the token. Pieces of one word or span share
         their ``outcome``, so they share their fate.
         """
-        labels = input_ids.masked_fill(~selected, IGNORE_INDEX)  # a new tensor
-        to_mask = selected & (outcome < self.mask_replace_prob)
-        inputs = input_ids.masked_fill(to_mask, self.mask_token_id)
+        unselected = ~selected
+        labels = input_ids.masked_fill(unselected, IGNORE_INDEX)  # a new tensor
+        # fate 0: [MASK] (outcome < mask_replace_prob); 1: random id (the next
+        # random_replace_prob); 2: kept, or not a target at all (outcome set past 1).
+        high = self.mask_replace_prob + self.random_replace_prob
+        boundaries = torch.tensor([self.mask_replace_prob, high], device=outcome.device)
+        fate = torch.bucketize(outcome.masked_fill(unselected, 2.0), boundaries, right=True)
+        inputs = input_ids.masked_fill(fate == 0, self.mask_token_id)
         if self.random_replace_prob > 0:
-            high = self.mask_replace_prob + self.random_replace_prob
-            to_random = selected & (outcome >= self.mask_replace_prob) & (outcome < high)
             pool = self.pool.to(input_ids.device)
             picks = torch.randint(
                 pool.numel(), input_ids.shape, generator=generator, device=input_ids.device
             )
-            inputs = torch.where(to_random, pool[picks], inputs)
+            inputs = torch.where(fate == 1, pool[picks], inputs)
         return inputs, labels
 
 
@@ -566,16 +569,20 @@ def mask_spans(
 # --------------------------------------------------------------------------------------------
 
 
-def _pad_rows(rows: Sequence[Any], filled: torch.Tensor, fill: int) -> torch.Tensor:
-    """Write rows of ints (lists or tensors) where ``filled`` (B, T) is True; ``fill`` elsewhere."""
-    out = torch.full(filled.shape, fill, dtype=torch.long)
+def _pad_rows(rows: Sequence[Any], filled: np.ndarray, fill: int) -> torch.Tensor:
+    """Write rows of ints (lists or tensors) where ``filled`` (B, T) is True; ``fill`` elsewhere.
+
+    NumPy does the work: for a batch of short rows, each torch call costs more in overhead
+    than the copying itself, and ``torch.from_numpy`` shares the result without a copy.
+    """
+    out = np.full(filled.shape, fill, dtype=np.int64)
     if all(type(row) is list for row in rows):  # the common case; numpy reads ints fastest
-        values = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64)
-        flat = torch.from_numpy(values)
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64)
     else:
         flat = torch.cat([torch.as_tensor(row, dtype=torch.long).reshape(-1) for row in rows])
+        flat = flat.numpy()
     out[filled] = flat
-    return out
+    return torch.from_numpy(out)
 
 
 class MLMCollator:
@@ -741,10 +748,10 @@ class MLMCollator:
                 f"example {longest} has {width} tokens, more than max_length={self.max_length}; "
                 "tokenize with truncation (or raise max_length) rather than cut [SEP] off here"
             )
-        filled = torch.arange(width) < torch.tensor(lengths)[:, None]  # (B, T)
+        filled = np.arange(width) < np.array(lengths)[:, None]  # (B, T)
         batch = {
             "input_ids": _pad_rows(ids, filled, self.tokenizer.pad_token_id),
-            "attention_mask": filled.long(),
+            "attention_mask": torch.from_numpy(filled.astype(np.int64)),
         }
         for name, fill in (("token_type_ids", 0), ("special_tokens_mask", 1), ("word_ids", -1)):
             present = [name in example for example in examples]
