@@ -708,6 +708,8 @@ class MLMCollator:
             )
         if not examples:
             raise ValueError("MLMCollator needs at least one example, got an empty list")
+        if all(type(example) is dict and "input_ids" in example for example in examples):
+            return self._pad_dicts(examples)  # the DataLoader's usual case, checked cheaply
         kinds = {_example_kind(example) for example in examples}
         if len(kinds) != 1:
             raise TypeError(
@@ -824,6 +826,8 @@ def _no_none(row: Any) -> Any:
 
 
 def _check_lengths(rows: Sequence[Any], lengths: Sequence[int], name: str) -> None:
+    if list(map(len, rows)) == list(lengths):  # one comparison in C for the usual case
+        return
     for i, (row, n) in enumerate(zip(rows, lengths, strict=True)):
         if len(row) != n:
             raise ValueError(f"example {i}: {name} has {len(row)} entries but input_ids has {n}")
