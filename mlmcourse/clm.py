@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from mlmcourse.masking import MLMCollator
-from mlmcourse.mlm import BertForMaskedLM, BertOnlyMLMHead, masked_lm_loss
-from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.mlm import TiedLMModel
+from mlmcourse.model import EncoderConfig
 
 __all__ = [
     "BertForCausalLM",
@@ -71,33 +71,31 @@ class CausalLMOutput:
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
-class BertForCausalLM(nn.Module):
+class BertForCausalLM(TiedLMModel):
     """The encoder with causal attention plus the tied LM head; next-token loss.
 
     The same :class:`~mlmcourse.model.BertModel` and the same head as
-    :class:`~mlmcourse.mlm.BertForMaskedLM`: only the attention mask and the targets differ,
-    which is what makes the chapter's comparison fair. ``config.is_causal`` must be True: a
-    bidirectional encoder trained on next-token targets would simply copy the next token,
-    which it can see.
+    :class:`~mlmcourse.mlm.BertForMaskedLM` (both are :class:`~mlmcourse.mlm.TiedLMModel`):
+    only the attention mask and the targets differ, which is what makes the chapter's
+    comparison fair. ``config.is_causal`` must be True: a bidirectional encoder trained on
+    next-token targets would simply copy the next token, which it can see.
     """
 
     def __init__(self, config: EncoderConfig) -> None:
-        super().__init__()
-        if not isinstance(config, EncoderConfig):
-            raise TypeError(f"BertForCausalLM needs an EncoderConfig, got {type(config).__name__}")
-        if not config.is_causal:
+        if isinstance(config, EncoderConfig) and not config.is_causal:
             raise ValueError(
                 "BertForCausalLM needs EncoderConfig(is_causal=True): with bidirectional "
                 "attention each position sees the token it must predict. Use "
                 "dataclasses.replace(config, is_causal=True)"
             )
-        self.config = config
-        self.bert = BertModel(config)
-        self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
-        self.cls.predictions.transform.apply(self.bert._init_weights)
+        super().__init__(config)
 
     # the training loop and evaluate() ask a model how its labels become targets
     shift_labels = staticmethod(shift_labels)
+
+    def targets(self, labels: torch.Tensor) -> torch.Tensor:
+        """Position ``t`` predicts token ``t + 1``: the labels shifted left."""
+        return shift_labels(labels)
 
     def forward(
         self,
@@ -109,26 +107,15 @@ class BertForCausalLM(nn.Module):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
     ) -> CausalLMOutput:
-        out = self.bert(
+        loss, logits, out = self._scores(
             input_ids,
             attention_mask,
             token_type_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
+            labels,
+            output_attentions,
+            output_hidden_states,
         )
-        hidden = out.last_hidden_state  # (B, T, H)
-        if labels is None:
-            return CausalLMOutput(None, self.cls(hidden), out.hidden_states, out.attentions)
-        BertForMaskedLM._check_labels(self, labels, input_ids)  # the same rules as MLM's
-        targets = shift_labels(labels)  # (B, T): position t predicts token t + 1
-        selected = targets != IGNORE_INDEX
-        logits = self.cls(hidden[selected])  # (N, V): only positions with a next token
-        loss = masked_lm_loss(logits, targets[selected])
         return CausalLMOutput(loss, logits, out.hidden_states, out.attentions)
-
-    def num_parameters(self) -> int:
-        """Parameters learned (the tied decoder counted once)."""
-        return sum(p.numel() for p in self.parameters())
 
 
 class CLMCollator:

@@ -28,6 +28,7 @@ __all__ = [
     "BertPredictionHeadTransform",
     "BertLMPredictionHead",
     "BertOnlyMLMHead",
+    "TiedLMModel",
     "BertForMaskedLM",
     "MaskedLMOutput",
     "masked_lm_loss",
@@ -105,18 +106,21 @@ def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.float(), targets)
 
 
-class BertForMaskedLM(nn.Module):
-    """The encoder plus the MLM head; ``forward`` returns a :class:`MaskedLMOutput`.
+class TiedLMModel(nn.Module):
+    """The encoder plus the LM head tied to its word embeddings: what MLM and CLM share.
 
-    When ``labels`` are given, vocabulary scores are computed only where ``labels != -100``
-    (about 15% of tokens): the (H x V) read-out is the largest matmul of a small model, so
-    skipping the 85% of positions that are never scored is a large saving.
+    The two objectives differ only in the attention mask (``config.is_causal``) and in which
+    token each position predicts (:meth:`targets`), which is what makes the CLM-vs-MLM
+    comparison fair. With labels, vocabulary scores are computed only at the positions that
+    have a target: the (H x V) read-out is the largest matmul of a small model.
     """
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         if not isinstance(config, EncoderConfig):
-            raise TypeError(f"BertForMaskedLM needs an EncoderConfig, got {type(config).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} needs an EncoderConfig, got {type(config).__name__}"
+            )
         self.config = config
         self.bert = BertModel(config)
         self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
@@ -124,16 +128,20 @@ class BertForMaskedLM(nn.Module):
         # initialised) embedding matrix and the output bias starts at zero.
         self.cls.predictions.transform.apply(self.bert._init_weights)
 
-    def forward(
+    def targets(self, labels: torch.Tensor) -> torch.Tensor:
+        """The token each position predicts (``-100``: none). MLM: the labels themselves."""
+        return labels
+
+    def _scores(
         self,
         input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-    ) -> MaskedLMOutput:
+        attention_mask: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+        labels: torch.Tensor | None,
+        output_attentions: bool,
+        output_hidden_states: bool,
+    ) -> tuple[torch.Tensor | None, torch.Tensor, Any]:
+        """``(loss, logits, encoder output)``; logits (N, V) at targets, or (B, T, V)."""
         out = self.bert(
             input_ids,
             attention_mask,
@@ -143,12 +151,12 @@ class BertForMaskedLM(nn.Module):
         )
         hidden = out.last_hidden_state  # (B, T, H)
         if labels is None:
-            return MaskedLMOutput(None, self.cls(hidden), out.hidden_states, out.attentions)
+            return None, self.cls(hidden), out
         self._check_labels(labels, input_ids)
-        selected = labels != -100  # (B, T)
+        targets = self.targets(labels)
+        selected = targets != -100  # (B, T)
         logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
-        loss = masked_lm_loss(logits, labels[selected])
-        return MaskedLMOutput(loss, logits, out.hidden_states, out.attentions)
+        return masked_lm_loss(logits, targets[selected]), logits, out
 
     def _check_labels(self, labels: torch.Tensor, input_ids: torch.Tensor) -> None:
         if not isinstance(labels, torch.Tensor) or labels.shape != input_ids.shape:
@@ -172,6 +180,35 @@ class BertForMaskedLM(nn.Module):
     def num_parameters(self) -> int:
         """Parameters learned (the tied decoder counted once)."""
         return sum(p.numel() for p in self.parameters())
+
+
+class BertForMaskedLM(TiedLMModel):
+    """The encoder plus the MLM head; ``forward`` returns a :class:`MaskedLMOutput`.
+
+    When ``labels`` are given, vocabulary scores are computed only where ``labels != -100``
+    (about 15% of tokens): the (H x V) read-out is the largest matmul of a small model, so
+    skipping the 85% of positions that are never scored is a large saving.
+    """
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> MaskedLMOutput:
+        loss, logits, out = self._scores(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            labels,
+            output_attentions,
+            output_hidden_states,
+        )
+        return MaskedLMOutput(loss, logits, out.hidden_states, out.attentions)
 
 
 # --------------------------------------------------------------------------------------------
