@@ -13,7 +13,12 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mlmcourse.viz.fill_mask import MASK_COLOR, RIGHT_COLOR, WRONG_COLOR, _bars
+from mlmcourse.viz.fill_mask import (
+    MASK_COLOR,
+    RIGHT_COLOR,
+    WRONG_COLOR,
+    candidate_bars_html,
+)
 from mlmcourse.viz.html import Chip, chips_html, legend_html
 
 __all__ = ["compare_html", "compare_predictions", "compare_explorer"]
@@ -46,7 +51,7 @@ def _column(
     return (
         '<div style="display:inline-block;vertical-align:top;margin:0 24px 12px 0;'
         f'max-width:560px"><div style="font-size:13px;margin-bottom:4px"><b>{html.escape(title)}'
-        f"</b></div>{chips_html(chips)}{_bars(candidates, f'top {len(candidates)}')}</div>"
+        f"</b></div>{chips_html(chips)}{candidate_bars_html(candidates, f'top {len(candidates)}')}</div>"
     )
 
 

@@ -15,7 +15,12 @@ from typing import Any
 
 from mlmcourse.viz.html import PALETTE, Chip, chips_html, legend_html
 
-__all__ = ["fill_mask_html", "predictions_table_html", "fill_mask_explorer"]
+__all__ = [
+    "candidate_bars_html",
+    "fill_mask_html",
+    "predictions_table_html",
+    "fill_mask_explorer",
+]
 
 MASK_COLOR = PALETTE[1]
 RIGHT_COLOR = PALETTE[2]
@@ -29,7 +34,8 @@ def _per_mask(predictions: Sequence[Any]) -> list[list[Mapping[str, Any]]]:
     return [list(p) for p in predictions]
 
 
-def _bars(candidates: Sequence[Mapping[str, Any]], title: str) -> str:
+def candidate_bars_html(candidates: Sequence[Mapping[str, Any]], title: str) -> str:
+    """A titled bar chart of ``{token_str, score}`` candidates (fill-mask or next-word)."""
     rows = []
     for c in candidates:
         width = max(1.0, 100.0 * float(c["score"]))
@@ -72,7 +78,7 @@ def fill_mask_html(
         else:
             chips.append(Chip(token))
     charts = "".join(
-        _bars(candidates, f"mask #{i + 1}: top {len(candidates)}")
+        candidate_bars_html(candidates, f"mask #{i + 1}: top {len(candidates)}")
         for i, candidates in enumerate(per_mask)
     )
     return f"<div>{chips_html(chips)}<div>{charts}</div></div>"
