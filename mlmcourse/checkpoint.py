@@ -178,12 +178,11 @@ def save_checkpoint(
     training_config: Mapping[str, Any] | None = None,
     history: Mapping[str, Any] | None = None,
     tokens_seen: int = 0,
-    config_extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``model`` (and optionally its tokenizer and training state) to ``directory``.
 
     The weights keep the model's own parameter names (Hugging Face's), so a
-    :class:`~mlmcourse.mlm.BertForMaskedLM` checkpoint loads in ``transformers`` as well (see
+    :class:`~mlmcourse.mlm.BertForMaskedLM` exports to ``transformers`` without renaming (see
     :func:`mlmcourse.mlm.export_hf`). Returns the directory.
     """
     from safetensors.torch import save_model
@@ -192,7 +191,7 @@ def save_checkpoint(
     config = _model_config(model)
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
-    config_json = {"architectures": [type(model).__name__], **config, **dict(config_extra or {})}
+    config_json = {"architectures": [type(model).__name__], **config}
     with _atomic_directory(directory) as tmp:
         (tmp / CONFIG_NAME).write_text(json.dumps(config_json, indent=2) + "\n")
         # save_model stores a tied (shared) tensor once and load_model re-ties it.

@@ -416,10 +416,11 @@ def unigram_baseline(
 def export_hf(model: BertForMaskedLM, directory: str | Path, *, tokenizer: Any = None) -> Path:
     """Write ``model`` so ``transformers.BertForMaskedLM.from_pretrained(directory)`` loads it.
 
-    Our checkpoint layout already uses Hugging Face's parameter names; this adds the
-    ``model_type`` transformers needs and refuses the variants it has no equivalent for.
+    Our parameter names already are Hugging Face's, so this is :func:`mlmcourse.hf.save_hf`
+    with the ``BertForMaskedLM`` architecture, after refusing the variants transformers has
+    no equivalent for.
     """
-    from mlmcourse.checkpoint import save_checkpoint
+    from mlmcourse.hf import save_hf
 
     if not isinstance(model, BertForMaskedLM):
         raise TypeError(f"export_hf needs a BertForMaskedLM, got {type(model).__name__}")
@@ -428,9 +429,10 @@ def export_hf(model: BertForMaskedLM, directory: str | Path, *, tokenizer: Any =
             "transformers.BertForMaskedLM is post-LayerNorm and bidirectional; a model with "
             "pre_layer_norm=True or is_causal=True has no equivalent there"
         )
-    return save_checkpoint(
+    return save_hf(
+        model.state_dict(),
+        model.config,
         directory,
-        model,
+        architectures=("BertForMaskedLM",),
         tokenizer=tokenizer,
-        config_extra={"model_type": "bert", "position_embedding_type": "absolute"},
     )
