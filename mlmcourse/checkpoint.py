@@ -10,15 +10,22 @@ A checkpoint directory holds
   scheduler, step, RNG states and the history, so a run can continue as if never stopped.
 
 The directory is written to a temporary sibling and renamed into place, so a crash mid-write
-never leaves a half-written checkpoint where the last good one was.
+never leaves a half-written checkpoint where the last good one was; the next save or load
+cleans up what a killed save left (:func:`recover_checkpoint_dir`). Loading checks that the
+files fit together (``config.json`` against the weights' shapes and the tokenizer's
+vocabulary) and names the file when one is damaged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import json
+import os
 import random
 import shutil
+import time
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping
@@ -28,6 +35,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from mlmcourse.checks import ConfigError, FileFormatError, check_path_exists, reading
 
 __all__ = [
     "CONFIG_NAME",
@@ -43,6 +52,9 @@ __all__ = [
     "load_weights",
     "load_training_state",
     "check_config_matches",
+    "recover_checkpoint_dir",
+    "check_checkpoint_target",
+    "tokenizer_fingerprint",
     "shipped_checkpoint",
 ]
 
@@ -51,6 +63,10 @@ WEIGHTS_NAME = "model.safetensors"
 TOKENIZER_NAME = "tokenizer.json"
 STATE_NAME = "training_state.pt"
 TRAINER_STATE_NAME = "trainer_state.json"
+# config.json's record of the tokenizer the weights were saved with (see tokenizer_fingerprint).
+FINGERPRINT_KEY = "tokenizer_vocab_sha256"
+# Keys of config.json besides EncoderConfig's fields.
+METADATA_KEYS = ("architectures", FINGERPRINT_KEY)
 
 # Config keys that change the shape or meaning of the weights; dropout rates and the
 # initialiser range do not, so a checkpoint may be loaded into a model that differs there.
@@ -88,11 +104,103 @@ class Checkpoint:
 # --------------------------------------------------------------------------------------------
 
 
+# A save writes `.<name>.tmp-<pid>-<hex>` beside the checkpoint, renames the old checkpoint to
+# `.<name>.old-<pid>-<hex>`, renames the temporary directory into place and deletes the old
+# copy. A process killed at any instant leaves the checkpoint, or (between the two renames)
+# only the `.old-*` copy, plus leftovers; :func:`recover_checkpoint_dir` finishes the job. The
+# pid in the names tells a leftover of a dead process from the work of a live one.
+_LEFTOVER_KINDS = ("tmp", "old")
+
+
+def _sibling(directory: Path, kind: str) -> Path:
+    return directory.parent / f".{directory.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _owner_alive(leftover: Path) -> bool:
+    """Whether the process that made ``leftover`` still runs (names without a pid: no)."""
+    pid = leftover.name.rsplit("-", 2)[-2] if leftover.name.count("-") >= 2 else ""
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False  # our own leftovers are from an earlier, finished or failed, save
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to someone else
+        return True
+    return True
+
+
+def _leftovers(directory: Path) -> list[Path]:
+    if not directory.parent.is_dir():
+        return []
+    return [
+        p
+        for kind in _LEFTOVER_KINDS
+        for p in directory.parent.glob(f".{glob.escape(directory.name)}.{kind}-*")
+        if p.is_dir()
+    ]
+
+
+def recover_checkpoint_dir(directory: str | Path, *, wait: float = 5.0) -> Path:
+    """Finish what an interrupted save left beside ``directory``, and return ``directory``.
+
+    If the checkpoint itself is missing but a save was killed between its two renames, the
+    previous checkpoint (its ``.old-*`` copy, complete by construction) is put back. Then the
+    leftover ``.tmp-*`` and ``.old-*`` directories of dead processes are deleted. A live
+    process's save in progress is left alone; if it is between its renames, this waits up to
+    ``wait`` seconds for the new checkpoint to appear.
+    """
+    directory = Path(directory)
+    deadline = time.monotonic() + wait
+    while not directory.exists() and any(
+        ".old-" in p.name and _owner_alive(p) for p in _leftovers(directory)
+    ):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    stale = [p for p in _leftovers(directory) if not _owner_alive(p)]
+    if not directory.exists():
+        olds = sorted((p for p in stale if ".old-" in p.name), key=lambda p: p.stat().st_mtime)
+        if olds:
+            with contextlib.suppress(OSError):  # another process may have recovered it first
+                olds[-1].rename(directory)
+                warnings.warn(
+                    f"{directory}: a save was interrupted; restored the previous checkpoint "
+                    f"from {olds[-1].name}",
+                    stacklevel=2,
+                )
+    for leftover in stale:
+        shutil.rmtree(leftover, ignore_errors=True)
+    return directory
+
+
+def check_checkpoint_target(directory: str | Path) -> None:
+    """Refuse to replace a file, or a folder that is not a checkpoint: a save swaps the whole
+    directory, so ``output_dir`` pointing at a project folder would delete that folder.
+    :func:`~mlmcourse.training.train` calls it before its first step, not after the run."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise FileExistsError(
+            f"cannot write a checkpoint to {directory}: it is a file; a checkpoint is a "
+            f"directory, so give a new or empty directory (e.g. runs/my-run)"
+        )
+    if directory.is_dir() and not (directory / CONFIG_NAME).is_file():
+        present = sorted(p.name for p in directory.iterdir())
+        if present:
+            raise FileExistsError(
+                f"refusing to write a checkpoint to {directory}: it exists, is not a "
+                f"checkpoint and holds {present[:5]}{' ...' if len(present) > 5 else ''}, "
+                f"which saving would delete. Give a new or empty directory (e.g. runs/my-run)"
+            )
+
+
 @contextlib.contextmanager
 def _atomic_directory(directory: Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``directory``; on success it replaces ``directory``."""
     directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = directory.parent / f".{directory.name}.tmp-{uuid.uuid4().hex[:8]}"
+    recover_checkpoint_dir(directory)
+    check_checkpoint_target(directory)
+    tmp = _sibling(directory, "tmp")
     tmp.mkdir()
     try:
         yield tmp
@@ -101,9 +209,9 @@ def _atomic_directory(directory: Path) -> Iterator[Path]:
         raise
     old = None
     if directory.exists():
-        old = directory.parent / f".{directory.name}.old-{uuid.uuid4().hex[:8]}"
+        old = _sibling(directory, "old")
         directory.rename(old)
-    tmp.rename(directory)
+    tmp.rename(directory)  # from here on the new checkpoint is in place
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -122,12 +230,48 @@ def _vocab_size(tokenizer: Any) -> int:
     return int(tokenizer.vocab_size)
 
 
+def tokenizer_fingerprint(tokenizer: Any) -> str | None:
+    """The sha256 of a tokenizer's vocabulary (its tokens in id order), or ``None``.
+
+    ``config.json`` records it, so a ``tokenizer.json`` swapped for another one (a different
+    or smaller vocabulary, whose ids mean other words) is refused on load instead of
+    predicting garbage. Tokenizers without ``get_vocab`` have no fingerprint.
+    """
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    if get_vocab is None:
+        return None
+    by_id = sorted(get_vocab().items(), key=lambda item: item[1])
+    return hashlib.sha256(json.dumps(by_id, ensure_ascii=False).encode()).hexdigest()
+
+
 def _check_tokenizer(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
+    """Every id the tokenizer can produce needs an embedding row."""
     if "vocab_size" in config and _vocab_size(tokenizer) > int(config["vocab_size"]):
         raise CheckpointMismatchError(
             f"{where}: the tokenizer has {_vocab_size(tokenizer)} tokens but the model's "
             f"vocab_size is {config['vocab_size']}; token ids past the embedding matrix would "
             f"crash or be silently wrong. Use the tokenizer the model was trained with."
+        )
+
+
+def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
+    """On load, the tokenizer must be the one the weights were saved with (ids are rows)."""
+    _check_tokenizer(config, tokenizer, where)
+    saved = config.get(FINGERPRINT_KEY)
+    if saved is not None:
+        if tokenizer_fingerprint(tokenizer) != saved:
+            raise CheckpointMismatchError(
+                f"{where}: {TOKENIZER_NAME} is not the tokenizer these weights were saved with "
+                f"(its vocabulary of {_vocab_size(tokenizer)} tokens differs from the one "
+                f"recorded in {CONFIG_NAME}), so token ids would mean other words. Put the "
+                f"original {TOKENIZER_NAME} back, or train a new model with this tokenizer."
+            )
+    elif "vocab_size" in config and _vocab_size(tokenizer) != int(config["vocab_size"]):
+        # A checkpoint from before fingerprints: the sizes must at least agree.
+        raise CheckpointMismatchError(
+            f"{where}: the tokenizer has {_vocab_size(tokenizer)} tokens but the model's "
+            f"vocab_size is {config['vocab_size']}: it is not the tokenizer the model was "
+            f"trained with. Use that one."
         )
 
 
@@ -192,6 +336,9 @@ def save_checkpoint(
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
     config_json = {"architectures": [type(model).__name__], **config}
+    fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
+    if fingerprint is not None:
+        config_json[FINGERPRINT_KEY] = fingerprint
     with _atomic_directory(directory) as tmp:
         (tmp / CONFIG_NAME).write_text(json.dumps(config_json, indent=2) + "\n")
         # save_model stores a tied (shared) tensor once and load_model re-ties it.
@@ -230,14 +377,25 @@ def save_encoder(directory: str | Path, model: nn.Module, *, tokenizer: Any = No
 # --------------------------------------------------------------------------------------------
 
 
+def _read_json(path: Path, what: str) -> Any:
+    with reading(path, what):
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _read_config(directory: Path) -> dict[str, Any]:
+    recover_checkpoint_dir(directory)
     path = directory / CONFIG_NAME
     if not path.is_file():
+        if not directory.exists():
+            raise FileNotFoundError(f"no checkpoint at {directory}: the directory does not exist")
         raise FileNotFoundError(
             f"{directory} is not a checkpoint: it has no {CONFIG_NAME} "
             f"(expected {CONFIG_NAME}, {WEIGHTS_NAME} and usually {TOKENIZER_NAME})"
         )
-    return json.loads(path.read_text())
+    config = _read_json(path, "a checkpoint config (JSON)")
+    if not isinstance(config, dict):
+        raise FileFormatError(f"{path} must hold a JSON object, got a {type(config).__name__}")
+    return config
 
 
 def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: str = "") -> None:
@@ -256,13 +414,50 @@ def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: s
         )
 
 
+def _weight_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor in a safetensors file (reads only its header)."""
+    from safetensors import safe_open
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.parent} has no {path.name}: the checkpoint has no weights")
+    with reading(path, "safetensors weights"), safe_open(str(path), "pt") as f:
+        return {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}  # noqa: SIM118
+
+
+def _check_shapes(model: nn.Module, path: Path, config: Mapping[str, Any]) -> None:
+    """Tensors whose shape differs from the model's: an error naming the file and both shapes."""
+    own = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    misshapen = [
+        (key, shape, own[key]) for key, shape in _weight_shapes(path).items() if key in own
+    ]
+    misshapen = [m for m in misshapen if m[1] != m[2]]
+    if not misshapen:
+        return
+    listed = "; ".join(f"{k}: {s} in the file vs {o} from config.json" for k, s, o in misshapen[:4])
+    vocab = [s[0] for k, s, _ in misshapen if k.endswith("word_embeddings.weight")]
+    hint = (
+        f"{CONFIG_NAME} says vocab_size {config.get('vocab_size')} but {path.name} has "
+        f"{vocab[0]} word embeddings. "
+        if vocab
+        else ""
+    )
+    raise CheckpointMismatchError(
+        f"{path} does not fit {path.parent / CONFIG_NAME}: {hint}{len(misshapen)} tensor(s) "
+        f"differ: {listed}. Was {CONFIG_NAME} edited, or copied from another checkpoint?"
+    )
+
+
 def load_weights(model: nn.Module, directory: str | Path, *, strict: bool = True) -> nn.Module:
     """Load ``directory``'s weights into ``model`` after checking that the configs match."""
     from safetensors.torch import load_model
 
     directory = Path(directory)
-    check_config_matches(model, _read_config(directory), where=str(directory))
-    missing, unexpected = load_model(model, str(directory / WEIGHTS_NAME), strict=False)
+    config = _read_config(directory)
+    check_config_matches(model, config, where=str(directory))
+    path = directory / WEIGHTS_NAME
+    _check_shapes(model, path, config)
+    with reading(path, "safetensors weights"):
+        missing, unexpected = load_model(model, str(path), strict=False)
     if strict and (missing or unexpected):
         raise CheckpointMismatchError(
             f"the weights in {directory} do not fit {type(model).__name__}: missing "
@@ -271,13 +466,34 @@ def load_weights(model: nn.Module, directory: str | Path, *, strict: bool = True
     return model
 
 
-def _build_model(config: Mapping[str, Any]) -> nn.Module:
-    from mlmcourse.model import BertModel, EncoderConfig
+def _encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Any:
+    """The :class:`EncoderConfig` of a checkpoint's ``config.json``; unknown keys are an error.
+
+    An unknown key is a typo (``hidden_sise``) or a setting this version cannot honour; either
+    way, building the model without it would silently give another model than intended.
+    """
+    from mlmcourse.model import EncoderConfig
+
+    known = list(EncoderConfig.__dataclass_fields__)
+    unknown = sorted(k for k in config if k not in known and k not in METADATA_KEYS)
+    if unknown:
+        hint = (
+            " (a Hugging Face directory? use mlmcourse.hf.load_bert)"
+            if "model_type" in config
+            else ""
+        )
+        raise ConfigError(
+            f"{source} has unknown key(s) {unknown}{hint}; valid keys are "
+            f"{', '.join(known + list(METADATA_KEYS))}"
+        )
+    return EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+
+
+def _build_model(config: Mapping[str, Any], source: str = CONFIG_NAME) -> nn.Module:
+    from mlmcourse.model import BertModel
 
     architecture = (config.get("architectures") or ["BertModel"])[0]
-    # Keep EncoderConfig's fields; the rest is metadata (architectures, model_type, ...).
-    known = EncoderConfig.__dataclass_fields__
-    encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    encoder_config = _encoder_config(config, source)
     if architecture == "BertForMaskedLM":
         from mlmcourse.mlm import BertForMaskedLM
 
@@ -298,17 +514,18 @@ def load_checkpoint(directory: str | Path, *, device: torch.device | str = "cpu"
     """Rebuild the model a checkpoint describes, load its weights and tokenizer (eval mode)."""
     directory = Path(directory)
     config = _read_config(directory)
-    model = _build_model(config)
+    model = _build_model(config, str(directory / CONFIG_NAME))
     load_weights(model, directory)
     tokenizer = None
     if (directory / TOKENIZER_NAME).is_file():
         from mlmcourse.tokenization import load_tokenizer
 
-        tokenizer = load_tokenizer(directory / TOKENIZER_NAME)
-        _check_tokenizer(config, tokenizer, f"load_checkpoint({directory})")
+        with reading(directory / TOKENIZER_NAME, "a tokenizer"):
+            tokenizer = load_tokenizer(directory / TOKENIZER_NAME)
+        _check_tokenizer_belongs(config, tokenizer, f"load_checkpoint({directory})")
     step, training_config = None, None
     if (directory / TRAINER_STATE_NAME).is_file():
-        trainer_state = json.loads((directory / TRAINER_STATE_NAME).read_text())
+        trainer_state = _read_json(directory / TRAINER_STATE_NAME, "a trainer state (JSON)")
         step, training_config = trainer_state["step"], trainer_state["training_config"]
     return Checkpoint(model.to(device).eval(), tokenizer, config, step, training_config)
 
@@ -327,20 +544,22 @@ def load_training_state(
     scheduler: Any = None,
 ) -> dict[str, Any]:
     """Restore weights, optimiser, scheduler and RNG states; return step, history, tokens seen."""
-    directory = Path(directory)
+    directory = recover_checkpoint_dir(directory)
+    check_path_exists(directory, "checkpoint to resume from", kind="dir")
     if not (directory / STATE_NAME).is_file():
         raise FileNotFoundError(
             f"cannot resume from {directory}: it has no {STATE_NAME} (it is a model-only "
             f"checkpoint; start a new run that loads its weights instead)"
         )
     load_weights(model, directory)
-    state = torch.load(directory / STATE_NAME, map_location="cpu", weights_only=True)
+    with reading(directory / STATE_NAME, "a training state (torch.save)"):
+        state = torch.load(directory / STATE_NAME, map_location="cpu", weights_only=True)
     if optimizer is not None and state["optimizer"] is not None:
         optimizer.load_state_dict(state["optimizer"])
     if scheduler is not None and state["scheduler"] is not None:
         scheduler.load_state_dict(state["scheduler"])
     _set_rng_state(state["rng"])
-    trainer_state = json.loads((directory / TRAINER_STATE_NAME).read_text())
+    trainer_state = _read_json(directory / TRAINER_STATE_NAME, "a trainer state (JSON)")
     return {
         "step": int(state["step"]),
         "tokens_seen": int(state.get("tokens_seen", 0)),

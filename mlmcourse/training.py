@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
+import signal
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +35,14 @@ import torch
 from torch import nn
 from torch.utils.data import DistributedSampler
 
+from mlmcourse.checks import (
+    ConfigError,
+    check_int,
+    check_number,
+    check_path_exists,
+    check_probability,
+    read_text,
+)
 from mlmcourse.distributed import all_reduce_sum, barrier, get_rank, get_world_size, rank_step_seed
 
 if TYPE_CHECKING:
@@ -61,6 +71,8 @@ __all__ = [
     "load_config",
     "pretrain",
     "PretrainRun",
+    "read_yaml_mapping",
+    "TrainingInterrupted",
 ]
 
 SCHEDULES = ("cosine", "linear", "constant")
@@ -110,8 +122,12 @@ class TrainingConfig:
             raise ValueError(
                 f"max_grad_norm must be >= 0 (0 turns clipping off), got {self.max_grad_norm!r}"
             )
-        if not 0.0 <= self.min_lr_ratio <= 1.0:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
+        check_probability(self.min_lr_ratio, "min_lr_ratio")
+        check_number(self.learning_rate, "learning_rate", low=0, low_open=True)
+        check_number(self.weight_decay, "weight_decay", low=0)
+        for name in ("adam_beta1", "adam_beta2"):  # torch would refuse them only at step 1
+            check_number(getattr(self, name), name, low=0, high=1, high_open=True)
+        check_number(self.adam_epsilon, "adam_epsilon", low=0, low_open=True)
         if self.lr_scheduler_type not in SCHEDULES:
             raise ValueError(
                 f"lr_scheduler_type must be one of {SCHEDULES}, got {self.lr_scheduler_type!r}"
@@ -131,6 +147,55 @@ class TrainingConfig:
 def _check_int(value: Any, name: str, *, minimum: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`train` between two steps; ``checkpoint`` is where it was saved.
+
+    A ``KeyboardInterrupt``, so code that does not know it still stops as on any Ctrl-C.
+    ``step`` is the last completed step; ``checkpoint`` is ``None`` when no ``output_dir`` was
+    given (nothing could be saved).
+    """
+
+    def __init__(self, message: str, *, step: int, checkpoint: Path | None):
+        super().__init__(message)
+        self.step = step
+        self.checkpoint = checkpoint
+
+
+class _StopRequest:
+    """While active, the first Ctrl-C (SIGINT) asks the loop to stop after the current step.
+
+    Stopping mid-step would leave the optimiser stepped but not the scheduler (or the reverse),
+    and no checkpoint could resume from that. A second Ctrl-C stops at once, as usual. Only the
+    main thread of a single process can take over SIGINT (``signal`` refuses elsewhere, and
+    under torchrun every rank would have to stop at the same step), so elsewhere this does
+    nothing and Ctrl-C behaves as always.
+    """
+
+    def __init__(self, enabled: bool, say: Callable[[str], None]):
+        self.requested = False
+        self.enabled = enabled
+        self.say = say
+        self.previous: Any = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.requested:  # the second Ctrl-C: the user does not want to wait
+            raise KeyboardInterrupt
+        self.requested = True
+        self.say("\nCtrl-C: stopping after this step (press Ctrl-C again to stop at once)")
+
+    def __enter__(self) -> _StopRequest:
+        if self.enabled:
+            try:
+                self.previous = signal.signal(signal.SIGINT, self._handler)
+            except ValueError:  # not the main thread
+                self.enabled = False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 class TrainingDivergedError(FloatingPointError):
@@ -505,7 +570,7 @@ def train(
     ``save_steps`` steps and at the end; ``resume_from`` continues a checkpointed run exactly.
     ``extra_config`` (e.g. the CLI's settings) is saved with each checkpoint.
     """
-    from mlmcourse.checkpoint import load_training_state, save_checkpoint
+    from mlmcourse.checkpoint import check_checkpoint_target, load_training_state, save_checkpoint
 
     device = torch.device(device) if device is not None else next(model.parameters()).device
     model.to(device)
@@ -519,6 +584,8 @@ def train(
     )
     main = is_main_process()
     say = log if (main and log is not None) else (lambda _msg: None)
+    if output_dir is not None and main:
+        check_checkpoint_target(output_dir)  # now, not after hours of training
 
     result = TrainResult()
     start_step = 0
@@ -557,81 +624,103 @@ def train(
     model.train()
     bar = _progress(config.max_steps, start_step, progress and main)
     t0 = time.perf_counter()
-    for step in range(start_step, config.max_steps):
-        if world_size > 1:  # each rank its own dropout stream, a function of (seed, rank, step)
-            torch.manual_seed(rank_step_seed(config.seed, get_rank(), step))
-        # ---- one optimiser step = `accum` micro-batches, gradients summed ----
-        step_loss = torch.zeros((), device=device)
-        step_tokens = 0
-        micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
-        total_labelled = sum(int((_targets(model, b["labels"]) != -100).sum()) for b in micro)
-        if world_size > 1:  # labelled tokens of the global batch, over all ranks
-            total_labelled = int(all_reduce_sum(torch.tensor(total_labelled, device=device)))
-        for k, batch in enumerate(micro):
-            n = int((_targets(model, batch["labels"]) != -100).sum())
-            # DDP all-reduces gradients during backward; on all but the last micro-batch it
-            # need not (the gradients are only summed locally), so skip the communication.
-            last = k == accum - 1
-            with contextlib.nullcontext() if ddp is None or last else ddp.no_sync():
-                with autocast_context(device, config.precision):
-                    loss = forward(**batch).loss
-                # Weight each micro-batch by its share of the labelled tokens, so accumulating
-                # k micro-batches gives the same gradient as one batch k times larger. DDP
-                # averages gradients over the ranks, hence the world_size factor.
-                (loss * (n * world_size / max(1, total_labelled))).backward()
-            step_loss += loss.detach().float() * n
-            step_tokens += int(batch["attention_mask"].sum()) if "attention_mask" in batch else 0
-        if world_size > 1:  # the loss and token count of the global batch, the same on all ranks
-            sums = all_reduce_sum(
-                torch.stack(
-                    [step_loss.double(), step_loss.new_tensor(step_tokens, dtype=torch.float64)]
+    with _StopRequest(world_size == 1, say) as stop:
+        for step in range(start_step, config.max_steps):
+            if world_size > 1:  # each rank its own dropout stream, a function of (seed, rank, step)
+                torch.manual_seed(rank_step_seed(config.seed, get_rank(), step))
+            # ---- one optimiser step = `accum` micro-batches, gradients summed ----
+            step_loss = torch.zeros((), device=device)
+            step_tokens = 0
+            micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
+            total_labelled = sum(int((_targets(model, b["labels"]) != -100).sum()) for b in micro)
+            if world_size > 1:  # labelled tokens of the global batch, over all ranks
+                total_labelled = int(all_reduce_sum(torch.tensor(total_labelled, device=device)))
+            for k, batch in enumerate(micro):
+                n = int((_targets(model, batch["labels"]) != -100).sum())
+                # DDP all-reduces gradients during backward; on all but the last micro-batch it
+                # need not (the gradients are only summed locally), so skip the communication.
+                last = k == accum - 1
+                with contextlib.nullcontext() if ddp is None or last else ddp.no_sync():
+                    with autocast_context(device, config.precision):
+                        loss = forward(**batch).loss
+                    # Weight each micro-batch by its share of the labelled tokens, so accumulating
+                    # k micro-batches gives the same gradient as one batch k times larger. DDP
+                    # averages gradients over the ranks, hence the world_size factor.
+                    (loss * (n * world_size / max(1, total_labelled))).backward()
+                step_loss += loss.detach().float() * n
+                step_tokens += (
+                    int(batch["attention_mask"].sum()) if "attention_mask" in batch else 0
                 )
+            if (
+                world_size > 1
+            ):  # the loss and token count of the global batch, the same on all ranks
+                sums = all_reduce_sum(
+                    torch.stack(
+                        [step_loss.double(), step_loss.new_tensor(step_tokens, dtype=torch.float64)]
+                    )
+                )
+                step_loss, step_tokens = sums[0].float(), int(sums[1])
+            mean_loss = (step_loss / max(1, total_labelled)).item()
+            if not math.isfinite(mean_loss):
+                bar.close()
+                raise TrainingDivergedError(
+                    f"the training loss became {mean_loss} at step {step + 1} (lr "
+                    f"{scheduler.get_last_lr()[0]:.3g}); lower the learning rate, keep warmup and "
+                    f"gradient clipping on, or check the batch for empty labels",
+                    step=step + 1,
+                    history=result.history,
+                )
+            grad_norm = (
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm).item()
+                if config.max_grad_norm > 0
+                else float("nan")
             )
-            step_loss, step_tokens = sums[0].float(), int(sums[1])
-        mean_loss = (step_loss / max(1, total_labelled)).item()
-        if not math.isfinite(mean_loss):
-            bar.close()
-            raise TrainingDivergedError(
-                f"the training loss became {mean_loss} at step {step + 1} (lr "
-                f"{scheduler.get_last_lr()[0]:.3g}); lower the learning rate, keep warmup and "
-                f"gradient clipping on, or check the batch for empty labels",
-                step=step + 1,
-                history=result.history,
-            )
-        grad_norm = (
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm).item()
-            if config.max_grad_norm > 0
-            else float("nan")
-        )
-        lr = scheduler.get_last_lr()[0]
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        result.tokens_seen += step_tokens
-        done = step + 1
+            lr = scheduler.get_last_lr()[0]
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            result.tokens_seen += step_tokens
+            done = step + 1
 
-        # ---- bookkeeping (rank 0 only) ----
-        bar.update(1)
-        if config.logging_steps and (done % config.logging_steps == 0 or done == config.max_steps):
-            result.history["train"].append(
-                {"step": done, "loss": mean_loss, "lr": lr, "grad_norm": grad_norm}
-            )
-            bar.set_postfix(loss=f"{mean_loss:.3f}", lr=f"{lr:.2e}")
-        if (
-            eval_batches is not None
-            and config.eval_steps
-            and done % config.eval_steps == 0
-            and done < config.max_steps
-        ):
-            if main:  # the plain model, not the DDP wrapper: only this rank runs it
-                metrics = evaluate(model, eval_batches, device=device, precision=config.precision)
-                result.history["eval"].append({"step": done, **_prefixed(metrics)})
-                bar.set_postfix(loss=f"{mean_loss:.3f}", eval_acc=f"{metrics['accuracy']:.3f}")
-            barrier()  # the other ranks wait for rank 0's evaluation
-        if config.save_steps and done % config.save_steps == 0 and done < config.max_steps:
-            result.train_seconds += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            checkpoint(done)
+            # ---- bookkeeping (rank 0 only) ----
+            bar.update(1)
+            if config.logging_steps and (
+                done % config.logging_steps == 0 or done == config.max_steps
+            ):
+                result.history["train"].append(
+                    {"step": done, "loss": mean_loss, "lr": lr, "grad_norm": grad_norm}
+                )
+                bar.set_postfix(loss=f"{mean_loss:.3f}", lr=f"{lr:.2e}")
+            if (
+                eval_batches is not None
+                and config.eval_steps
+                and done % config.eval_steps == 0
+                and done < config.max_steps
+            ):
+                if main:  # the plain model, not the DDP wrapper: only this rank runs it
+                    metrics = evaluate(
+                        model, eval_batches, device=device, precision=config.precision
+                    )
+                    result.history["eval"].append({"step": done, **_prefixed(metrics)})
+                    bar.set_postfix(loss=f"{mean_loss:.3f}", eval_acc=f"{metrics['accuracy']:.3f}")
+                barrier()  # the other ranks wait for rank 0's evaluation
+            if config.save_steps and done % config.save_steps == 0 and done < config.max_steps:
+                result.train_seconds += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                checkpoint(done)
+            if stop.requested and done < config.max_steps:  # Ctrl-C: stop between steps
+                bar.close()
+                checkpoint(done)
+                where = (
+                    f"saved a checkpoint to {output_dir}"
+                    if output_dir
+                    else "nothing saved (set output_dir to make a run resumable)"
+                )
+                raise TrainingInterrupted(
+                    f"interrupted after step {done} of {config.max_steps}: {where}",
+                    step=done,
+                    checkpoint=Path(output_dir) if output_dir else None,
+                )
     bar.close()
     result.train_seconds += time.perf_counter() - t0
     result.step = max(start_step, config.max_steps)
@@ -798,8 +887,8 @@ class PretrainConfig(TrainingConfig):
     scale_lr_with_world_size: bool = False
 
     def __post_init__(self) -> None:
+        _check_types(self)  # first: it also reads `1e-3` (a string to PyYAML) as a number
         super().__post_init__()
-        _check_types(self)
         if self.training_mode not in TRAINING_MODES:
             raise ValueError(
                 f"training_mode must be one of {TRAINING_MODES}, got {self.training_mode!r}"
@@ -824,6 +913,28 @@ class PretrainConfig(TrainingConfig):
             )
         for name in ("batch_size", "eval_batch_size", "vocab_size", "max_length"):
             _check_int(getattr(self, name), name, minimum=1)
+        check_int(self.max_length, "max_length", minimum=3)  # [CLS], one token, [SEP]
+        check_int(self.eval_seed, "eval_seed", minimum=0)
+        if not self.init_from:  # the model's keys, checked now rather than after the data loads
+            self.encoder_config(vocab_size=self.vocab_size, pad_token_id=0)
+
+    def encoder_config(self, *, vocab_size: int, pad_token_id: int) -> Any:
+        """The :class:`~mlmcourse.model.EncoderConfig` of a fresh model for this config."""
+        from mlmcourse.model import EncoderConfig
+
+        return EncoderConfig(
+            vocab_size=vocab_size,
+            hidden_size=self.hidden_size,
+            num_hidden_layers=self.num_hidden_layers,
+            num_attention_heads=self.num_attention_heads,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_length,
+            hidden_dropout_prob=self.hidden_dropout_prob,
+            attention_probs_dropout_prob=self.attention_probs_dropout_prob,
+            pad_token_id=pad_token_id,
+            pre_layer_norm=self.pre_layer_norm,
+            is_causal=self.training_mode == "clm",
+        )
 
     def training_config(self) -> TrainingConfig:
         """The subset :func:`train` uses."""
@@ -831,6 +942,7 @@ class PretrainConfig(TrainingConfig):
 
 
 _TYPES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+_FLOAT_LITERAL = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 def _check_types(config: PretrainConfig) -> None:
@@ -841,6 +953,10 @@ def _check_types(config: PretrainConfig) -> None:
         ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             setattr(config, f.name, float(value))  # `learning_rate: 1` is fine
+            ok = True
+        if expected is float and isinstance(value, str) and _FLOAT_LITERAL.match(value.strip()):
+            # PyYAML follows YAML 1.1, where `1e-3` (no dot) is a string, not a float.
+            setattr(config, f.name, float(value))
             ok = True
         if not ok:
             raise ValueError(
@@ -864,16 +980,20 @@ def load_config(
     """
     import difflib
 
-    import yaml
-
     if isinstance(source, Mapping):
         values = dict(source)
+    elif isinstance(source, str | Path):
+        values = read_yaml_mapping(_config_path(source))
     else:
-        path = _config_path(source)
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{path} must hold a YAML mapping of key: value, got {loaded!r}")
-        values = loaded
+        raise TypeError(
+            f"load_config takes a YAML path, a shipped config's name or a mapping of keys, got "
+            f"{type(source).__name__}: {source!r:.60}"
+        )
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(
+            f"overrides must be a mapping such as {{'max_steps': 10}}, got "
+            f"{type(overrides).__name__}: {overrides!r:.60}"
+        )
     values.update(overrides or {})
     valid = config_keys()
     unknown = [k for k in values if k not in valid]
@@ -882,10 +1002,42 @@ def load_config(
         for key in unknown:
             close = difflib.get_close_matches(str(key), valid, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise ValueError(
+        raise ConfigError(
             f"unknown config key(s) {', '.join(hints)}; valid keys are: {', '.join(valid)}"
         )
     return PretrainConfig(**values)
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """The ``key: value`` mapping of a YAML config file; every way it can be wrong is explained.
+
+    A syntax error names the file, line and column (PyYAML's own message follows); an empty
+    file (or one of only comments) is an error rather than a silent run on the defaults,
+    since it is far more often the wrong file, or one not saved yet, than a wish.
+    """
+    import yaml
+
+    text = read_text(path, "config file")
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and start is not None and mark is not None and start.line != mark.line:
+            problem += f" ({context} that starts at line {start.line + 1})"
+        raise ConfigError(
+            f"{where}: YAML syntax error: {problem}. Each line should read `key: value`"
+        ) from None
+    if loaded is None:
+        raise ConfigError(
+            f"{path} is empty (no keys). Write the keys to change, e.g. `max_steps: 200`; to "
+            f"train on the defaults on purpose, write `{{}}` or use --config world"
+        )
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} must hold a YAML mapping of key: value, got {loaded!r}")
+    return loaded
 
 
 def _config_path(source: str | Path) -> Path:
@@ -936,11 +1088,35 @@ def load_texts(dataset: str) -> tuple[list[str], list[str]]:
         raise FileNotFoundError(
             f"dataset {dataset!r} is neither 'world', 'wikitext2' nor an existing text file"
         )
-    lines = [s.strip() for s in path.read_text(encoding="utf-8").splitlines() if s.strip()]
+    lines = [s.strip() for s in read_text(path, "dataset file").splitlines() if s.strip()]
     if len(lines) < 20:
         raise ValueError(f"{path} has {len(lines)} non-empty lines; at least 20 are needed")
     cut = len(lines) - max(1, len(lines) // 20)
     return lines[:cut], lines[cut:]
+
+
+def check_input_paths(config: PretrainConfig) -> None:
+    """Every file or directory the config reads must exist: checked before any data loads."""
+    if config.dataset not in ("world", "wikitext2"):
+        check_path_exists(config.dataset, "dataset file (or 'world', 'wikitext2')", kind="file")
+    if config.tokenizer not in ("word", "wordpiece") and not config.init_from:
+        check_path_exists(config.tokenizer, "tokenizer file (or 'word', 'wordpiece')")
+    if config.resume_from_checkpoint:
+        from mlmcourse.checkpoint import recover_checkpoint_dir
+
+        # A run killed between the two renames of a save left only the `.old-*` copy.
+        recover_checkpoint_dir(config.resume_from_checkpoint)
+        check_path_exists(config.resume_from_checkpoint, "checkpoint to resume from", kind="dir")
+    if config.init_from and not Path(config.init_from).is_dir():
+        from mlmcourse.checkpoint import shipped_checkpoint
+
+        try:
+            shipped_checkpoint(config.init_from)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(
+                f"init_from={config.init_from!r} is neither a checkpoint directory nor the name "
+                f"of a shipped checkpoint ({exc})"
+            ) from None
 
 
 def build_tokenizer(config: PretrainConfig, train_texts: Sequence[str]) -> Any:
@@ -960,23 +1136,10 @@ def build_model(config: PretrainConfig, tokenizer: Any) -> nn.Module:
     ``clm``."""
     from mlmcourse.clm import BertForCausalLM
     from mlmcourse.mlm import BertForMaskedLM
-    from mlmcourse.model import EncoderConfig
 
     causal = config.training_mode == "clm"
     return (BertForCausalLM if causal else BertForMaskedLM)(
-        EncoderConfig(
-            vocab_size=tokenizer.vocab_size,
-            hidden_size=config.hidden_size,
-            num_hidden_layers=config.num_hidden_layers,
-            num_attention_heads=config.num_attention_heads,
-            intermediate_size=config.intermediate_size,
-            max_position_embeddings=config.max_length,
-            hidden_dropout_prob=config.hidden_dropout_prob,
-            attention_probs_dropout_prob=config.attention_probs_dropout_prob,
-            pad_token_id=tokenizer.pad_token_id,
-            pre_layer_norm=config.pre_layer_norm,
-            is_causal=causal,
-        )
+        config.encoder_config(vocab_size=tokenizer.vocab_size, pad_token_id=tokenizer.pad_token_id)
     )
 
 
@@ -998,6 +1161,7 @@ def pretrain(
 
     if not isinstance(config, PretrainConfig):
         config = load_config(config)
+    check_input_paths(config)
     from mlmcourse.distributed import init_distributed
 
     set_seed(config.seed)  # the same seed on every rank: identical initial weights

@@ -1,0 +1,193 @@
+"""Small checks for user input, each naming what it checks, what it got and what to do.
+
+Errors a learner meets should say *what* was wrong, *where* (the key, file, line) and *what to
+do*, and never surface as a traceback from deep inside torch, PyYAML or safetensors. Every
+check here raises one of the package's own exceptions, all subclasses of the built-in ones a
+caller already expects (``ValueError``, ``TypeError``, ``FileNotFoundError``), so
+``except ValueError`` keeps working:
+
+- :class:`ConfigError` (``ValueError``): a configuration value or file is wrong;
+- :class:`FileFormatError` (``ValueError``): a file exists but cannot be read as what it
+  should be (truncated, corrupt, wrong encoding); the message names the path;
+- :class:`TextEncodingError` (:class:`FileFormatError`): a text file is not UTF-8.
+
+New validation code uses these helpers rather than writing its own ``if ...: raise``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "FileFormatError",
+    "TextEncodingError",
+    "check_int",
+    "check_positive_int",
+    "check_probability",
+    "check_number",
+    "check_path_exists",
+    "check_integer_values",
+    "decode_text",
+    "read_text",
+    "reading",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration key or file is wrong; the message names the key (and file, line)."""
+
+
+class FileFormatError(ValueError):
+    """A file exists but cannot be read as what it should be; the message names its path."""
+
+
+class TextEncodingError(FileFormatError):
+    """A text file is not valid UTF-8; the message names the path, the line and the fix."""
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """``value`` as an int (NumPy ints too, never a bool), at least ``minimum`` if given."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r:.80}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int >= 1 (a count, a size, a number of steps)."""
+    return check_int(value, name, minimum=1)
+
+
+def check_probability(value: Any, name: str) -> float:
+    """``value`` as a float in [0, 1] (NaN and bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}: {value!r}")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """``value`` as a finite float within ``[low, high]`` (``low_open``/``high_open``: excluded).
+
+    Infinity and NaN are refused: an infinite learning rate or epsilon is a typo, and torch
+    would only fail later (or never, and train on NaNs).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        left = "(" if low_open or low == -math.inf else "["
+        right = ")" if high_open or high == math.inf else "]"
+        interval = f"{left}{low:g}, {high:g}{right}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return float(value)
+
+
+def check_path_exists(path: str | os.PathLike, what: str, *, kind: str = "any") -> Path:
+    """``path`` as a ``Path`` if it exists (``kind``: ``"file"``, ``"dir"`` or ``"any"``).
+
+    ``what`` says what the path should be (``"checkpoint to resume from"``); the error says
+    that it is missing, or that it is a file where a directory was expected (or back).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no {what} at {path}: nothing exists at that path")
+    if kind == "dir" and not path.is_dir():
+        raise NotADirectoryError(f"the {what} must be a directory, but {path} is a file")
+    if kind == "file" and not path.is_file():
+        raise IsADirectoryError(f"the {what} must be a file, but {path} is a directory")
+    return path
+
+
+def check_integer_values(values: Any, name: str) -> None:
+    """Refuse ids that are not integers: a float id ``7.9`` must not quietly become token 7.
+
+    ``values`` is a NumPy array, a torch tensor or a (nested) list. Floats are refused even
+    when whole (``7.0``): ids come from a tokenizer as ints, so a float means the data went
+    through a float array (pandas, ``np.mean``...) by mistake, and the error says where to look.
+    """
+    import numpy as np
+    import torch
+
+    if isinstance(values, torch.Tensor):
+        values = values.numpy(force=True) if values.dtype != torch.bfloat16 else values.float()
+    array = np.asarray(values, dtype=object if not isinstance(values, np.ndarray) else None)
+    if array.dtype.kind in "iu":
+        return
+    if array.dtype.kind == "f":  # show a value with a fraction if there is one: that is the bug
+        fractional = array[array != np.floor(array)]
+        array = (fractional if fractional.size else array).astype(object)
+    for value in array.flat:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+            shown = value.item() if isinstance(value, np.generic) else value
+            raise TypeError(
+                f"{name} must hold integer ids, found {shown!r} ({type(value).__name__}); a "
+                f"token id is an index into the vocabulary: make the ids ints where they are "
+                f"created (a float usually means they went through a float array)"
+            )
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` decoded as UTF-8, a leading byte-order mark dropped; else a clear error.
+
+    The error names ``source``, the line (1-based) and the offending bytes, and says how to
+    re-encode the file (Windows editors and Excel often save Latin-1 or UTF-16).
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TextEncodingError(
+            f"{source}, line {line}: not UTF-8 (byte {data[exc.start : exc.start + 1]!r} at "
+            f"offset {exc.start}); re-save the file as UTF-8, e.g. "
+            f"`iconv -f latin1 -t utf-8 in.txt > out.txt`"
+        ) from None
+
+
+def read_text(path: str | os.PathLike, what: str = "text file") -> str:
+    """The text of a UTF-8 file (a byte-order mark dropped); errors name the path and line."""
+    path = check_path_exists(path, what, kind="file")
+    return decode_text(path.read_bytes(), str(path))
+
+
+@contextlib.contextmanager
+def reading(path: str | os.PathLike, what: str) -> Iterator[None]:
+    """Turn any failure to parse ``path`` into a :class:`FileFormatError` that names it.
+
+    Readers of JSON, safetensors, tokenizers or pickles each raise their own exception type
+    with a message that often omits the file; a learner then cannot tell which of the files
+    in a checkpoint is damaged. A missing file stays a ``FileNotFoundError``; our own
+    errors (``ValueError`` subclasses that already name the path) pass through unchanged.
+    """
+    try:
+        yield
+    except (FileNotFoundError, ConfigError, FileFormatError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - each library raises its own type
+        if isinstance(exc, ValueError | TypeError) and str(path) in str(exc):
+            raise  # already a clear message that names the file
+        raise FileFormatError(
+            f"cannot read {path} as {what}: {type(exc).__name__}: {str(exc)[:300]}. The file "
+            f"is damaged or truncated (an interrupted copy or download?); replace it with a "
+            f"good copy"
+        ) from exc
