@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.10+:
-#   make test   lint, unit tests and every chapter executed by nbval
+#   make test   lint, unit tests, then every chapter as a learner gets it: the built wheel in a
+#               fresh environment, the student and instructor notebooks run in an empty folder
 #   make book   build the whole book (executing every chapter) into _build/html
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +11,7 @@ WIDGETS_JS := _widgets_js
 SHARED_DATA := $(abspath ../shared/data)
 export MLMCOURSE_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 
-.PHONY: test book venv lint unit notebooks benchmarks clean
+.PHONY: test book venv lint unit learner notebooks classroom benchmarks clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +25,14 @@ lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-test: venv lint
-	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider tests book
+test: venv lint unit learner
+
+unit: venv
+	$(PY) -m pytest -p no:cacheprovider tests
+
+# The notebooks learners open, executed from the built wheel (scripts/test_notebooks.py).
+learner: venv
+	$(PY) scripts/test_notebooks.py
 
 # The static book loads the ipywidgets JavaScript from here instead of a CDN.
 $(WIDGETS_JS)/embed-amd.js:
@@ -35,12 +42,17 @@ $(WIDGETS_JS)/embed-amd.js:
 	  && rm -rf package && tar xzf requirejs-2.3.4.tgz && cp package/require.js ../require.min.js
 	rm -rf $(WIDGETS_JS)/.npm
 
+# Every reference solution must pass while the book is built.
 book: venv $(WIDGETS_JS)/embed-amd.js
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	MLMCOURSE_STRICT_EXERCISES=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv
 	$(PY) scripts/make_notebooks.py
+
+# The classroom editions: _build/classroom/{student,instructor}/ and a zip of each.
+classroom: venv
+	$(PY) scripts/make_notebooks.py --classroom _build/classroom
 
 benchmarks: venv
 	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done

@@ -1,7 +1,7 @@
 """The same pretraining run on 1 and on N processes (torchrun, DDP), same global batch.
 
     python benchmarks/ddp.py                 # 1 vs 2 CPU processes, world config, 60 steps
-    python benchmarks/ddp.py --json benchmarks/results/ddp_cpu.json   # what book/scaling.md shows
+    python benchmarks/ddp.py --json mlmcourse/results/ddp_cpu.json   # what book/scaling.md shows
     python benchmarks/ddp.py --nproc 4 --steps 200 --set device=cuda   # on a 4-GPU machine
 
 Each run is launched with ``torchrun`` on 127.0.0.1 (free port) and rank 0 reports the

@@ -4,17 +4,40 @@ A chapter defines a list of :class:`Case` objects and calls :func:`check` on the
 function. The feedback names the first failing case with its input, the expected value and what
 the function returned (or raised), which is what a learner needs to fix it, and never a
 traceback from deep inside the checker.
+
+Each exercise ends with a graded cell, ``grade(fn, CASES, points=N)``: it gives the same
+feedback and evaluates to the points earned. That number is what nbgrader's autograder reads as
+the cell's score, and a student notebook whose exercises are still the stubs nbgrader writes
+(``raise NotImplementedError()``) runs top to bottom: the check says "not solved yet" and
+scores 0 instead of stopping the notebook with an error. Where the reference solutions must
+pass (the book build, CI's run of the instructor notebooks), ``MLMCOURSE_STRICT_EXERCISES=1``
+turns a score below full marks into an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import reprlib
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Case", "check", "values_equal"]
+__all__ = ["Case", "ExerciseNotPassed", "check", "grade", "values_equal"]
+
+STRICT_ENV = "MLMCOURSE_STRICT_EXERCISES"
+
+
+class ExerciseNotPassed(AssertionError):
+    """A graded check fell short in strict mode (a reference solution that no longer passes)."""
+
+
+class _NotSolvedYet(Exception):
+    """The learner's function is still the stub: it raised NotImplementedError."""
+
 
 _repr = reprlib.Repr()
 _repr.maxstring = 120
@@ -98,11 +121,30 @@ def values_equal(expected: Any, got: Any, *, rtol: float = 1e-5, atol: float = 1
     return expected == got
 
 
+def _call_quietly(fn: Callable[..., Any], case: Case) -> Any:
+    """Call the learner's function with its warnings and stderr sent to stdout.
+
+    nbgrader gives 0 points to a graded cell that wrote anything to stderr, whatever its
+    score; a harmless warning from torch must not cost a correct answer its points.
+    """
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(sys.stdout):
+        warnings.simplefilter("always")
+        try:
+            return fn(*case.args, **dict(case.kwargs))
+        finally:
+            for warning in caught:
+                print(f"  (warning from {case.describe_input()}: {warning.message})")
+
+
 def _run_case(fn: Callable[..., Any], case: Case) -> tuple[bool, str]:
     """Run one case; return (passed, what the function produced, in words)."""
     expects_error = isinstance(case.expected, type) and issubclass(case.expected, BaseException)
     try:
-        got = fn(*case.args, **dict(case.kwargs))
+        got = _call_quietly(fn, case)
+    except NotImplementedError as exc:  # the stub that nbgrader leaves in a student notebook
+        if expects_error and isinstance(exc, case.expected):
+            return True, "raised NotImplementedError"
+        raise _NotSolvedYet from exc
     except Exception as exc:  # the learner's error is feedback, not a crash
         if expects_error and isinstance(exc, case.expected):
             return True, f"raised {type(exc).__name__}"
@@ -115,7 +157,9 @@ def _run_case(fn: Callable[..., Any], case: Case) -> tuple[bool, str]:
 def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False) -> bool:
     """Run ``fn`` on every case, print friendly feedback, and return whether all passed.
 
-    Stops at the first failing case, since later ones usually fail for the same reason.
+    Stops at the first failing case, since later ones usually fail for the same reason. A
+    function that raises ``NotImplementedError`` (an exercise stub) is reported as not solved
+    yet rather than as a failure with an error message.
     """
     if not callable(fn):
         raise TypeError(f"check() needs the function to test, got {type(fn).__name__}")
@@ -123,22 +167,54 @@ def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False)
         raise ValueError("check() needs at least one Case")
     name = getattr(fn, "__name__", "your function")
     for i, case in enumerate(cases, start=1):
-        passed, got = _run_case(fn, case)
+        try:
+            passed, got = _run_case(fn, case)
+        except _NotSolvedYet:
+            if not quiet:
+                print(
+                    f"… {name}: not solved yet. Replace `raise NotImplementedError()` in its "
+                    "cell with your code, run that cell, then run this one again."
+                )
+            return False
         if not passed:
             if not quiet:
-                label = f" ({case.name})" if case.name else ""
-                expected = (
-                    f"raises {case.expected.__name__}"
-                    if isinstance(case.expected, type) and issubclass(case.expected, BaseException)
-                    else _short(case.expected)
-                )
-                print(
-                    f"✗ {name}: case {i} of {len(cases)}{label} failed.\n"
-                    f"  input:    {case.describe_input()}\n"
-                    f"  expected: {expected}\n"
-                    f"  got:      {got}"
-                )
+                _print_failure(name, i, case, got, len(cases))
             return False
     if not quiet:
         print(f"✓ {name}: all {len(cases)} cases passed.")
     return True
+
+
+def _print_failure(name: str, i: int, case: Case, got: str, n_cases: int) -> None:
+    label = f" ({case.name})" if case.name else ""
+    expected = (
+        f"raises {case.expected.__name__}"
+        if isinstance(case.expected, type) and issubclass(case.expected, BaseException)
+        else _short(case.expected)
+    )
+    print(
+        f"✗ {name}: case {i} of {n_cases}{label} failed.\n"
+        f"  input:    {case.describe_input()}\n"
+        f"  expected: {expected}\n"
+        f"  got:      {got}"
+    )
+
+
+def grade(fn: Callable[..., Any], cases: Sequence[Case], *, points: float = 1) -> float:
+    """The graded check of an exercise: :func:`check`'s feedback, then the points earned.
+
+    All points when every case passes, else 0. Used as the last line of a graded cell, the
+    returned number is the cell's output, which nbgrader's autograder takes as the score.
+    With ``MLMCOURSE_STRICT_EXERCISES=1`` in the environment, anything short of full marks
+    raises :class:`ExerciseNotPassed`, so a reference solution that breaks fails the build.
+    """
+    if isinstance(points, bool) or not isinstance(points, int | float) or not points > 0:
+        raise ValueError(f"grade() needs points > 0, got {points!r}")
+    earned = float(points) if check(fn, cases) else 0.0
+    if earned < points and os.environ.get(STRICT_ENV, "") not in ("", "0"):
+        name = getattr(fn, "__name__", "the function")
+        raise ExerciseNotPassed(
+            f"{name} scored {earned:g} of {points:g} points, and {STRICT_ENV} is set: the "
+            "reference solution of this exercise must pass all its cases"
+        )
+    return earned

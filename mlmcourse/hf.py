@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 
+from mlmcourse.checks import reading
 from mlmcourse.model import BertModel, EncoderConfig
 
 __all__ = [
@@ -100,6 +101,11 @@ def config_to_hf(config: EncoderConfig, architectures: Sequence[str] = ("BertMod
 
 
 # --------------------------------------------------------------------------------- weights
+def _read_json(path: Path) -> Any:
+    with reading(path, "JSON"):
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _check_directory(directory: str | Path) -> Path:
     directory = Path(directory)
     if not directory.is_dir():
@@ -117,14 +123,20 @@ def read_hf_weights(directory: str | Path) -> dict[str, torch.Tensor]:
 
     directory = _check_directory(directory)
     if (directory / SAFETENSORS_NAME).is_file():
-        state = load_file(directory / SAFETENSORS_NAME)
+        with reading(directory / SAFETENSORS_NAME, "safetensors weights"):
+            state = load_file(directory / SAFETENSORS_NAME)
     elif (directory / SAFETENSORS_INDEX_NAME).is_file():
-        index = json.loads((directory / SAFETENSORS_INDEX_NAME).read_text())
+        with reading(directory / SAFETENSORS_INDEX_NAME, "a safetensors index (JSON)"):
+            shards = sorted(
+                set(_read_json(directory / SAFETENSORS_INDEX_NAME)["weight_map"].values())
+            )
         state = {}
-        for shard in sorted(set(index["weight_map"].values())):
-            state.update(load_file(directory / shard))
+        for shard in shards:
+            with reading(directory / shard, "safetensors weights"):
+                state.update(load_file(directory / shard))
     elif (directory / PYTORCH_NAME).is_file():
-        state = torch.load(directory / PYTORCH_NAME, map_location="cpu", weights_only=True)
+        with reading(directory / PYTORCH_NAME, "PyTorch weights"):
+            state = torch.load(directory / PYTORCH_NAME, map_location="cpu", weights_only=True)
     else:
         present = sorted(p.name for p in directory.iterdir())
         raise FileNotFoundError(
@@ -152,7 +164,7 @@ def read_hf_checkpoint(
     directory = _check_directory(directory)
     if not (directory / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{directory} has no {CONFIG_NAME}, so it is not a BERT directory")
-    config = config_from_hf(json.loads((directory / CONFIG_NAME).read_text()))
+    config = config_from_hf(_read_json(directory / CONFIG_NAME))
     state = read_hf_weights(directory)
     if any(key.startswith(ENCODER_PREFIX) for key in state):
         encoder = {
@@ -229,7 +241,8 @@ def load_bert(
     if (directory / "tokenizer.json").is_file() or (directory / "vocab.txt").is_file():
         from mlmcourse.tokenization import load_tokenizer
 
-        tokenizer = load_tokenizer(directory)
+        with reading(directory, "a tokenizer (tokenizer.json or vocab.txt)"):
+            tokenizer = load_tokenizer(directory)
         _check_vocab_fits(tokenizer, config, f"the tokenizer in {directory}")
     return model.to(device).eval(), tokenizer
 

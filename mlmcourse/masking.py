@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mlmcourse.checks import check_integer_values
+
 __all__ = [
     "IGNORE_INDEX",
     "MLMCollator",
@@ -431,13 +433,24 @@ def _draw(cdf: torch.Tensor, shape: tuple[int, ...], generator, device) -> torch
     return torch.searchsorted(cdf, u, right=True).clamp(max=len(cdf) - 1) + 1
 
 
+_LONGEST_GAP = float(2**40)
+
+
 def _draw_gaps(mean_gap: float, shape: tuple[int, ...], generator, device) -> torch.Tensor:
     """Gaps between spans: geometric on 1, 2, ... with mean ``mean_gap`` (0 or 1 below 1)."""
     u = _rand(shape, generator, device).double()
     if mean_gap <= 1.0:  # very high rates: spans may touch
         return (u < mean_gap).long()
     q = 1.0 / mean_gap  # success probability of a geometric on {1, 2, ...}
-    return 1 + torch.floor(torch.log1p(-u) / math.log1p(-q)).long()
+    gaps = torch.floor(torch.log1p(-u) / math.log1p(-q))
+    # A tiny mlm_probability makes gaps astronomically long (or inf): any gap past 2**40 is
+    # past every row's end, and int64 must not overflow into a negative position.
+    return (
+        1
+        + torch.nan_to_num(gaps, nan=_LONGEST_GAP, posinf=_LONGEST_GAP)
+        .clamp(0, _LONGEST_GAP)
+        .long()
+    )
 
 
 def _sample_spans(
@@ -569,18 +582,21 @@ def mask_spans(
 # --------------------------------------------------------------------------------------------
 
 
-def _pad_rows(rows: Sequence[Any], filled: np.ndarray, fill: int) -> torch.Tensor:
+def _pad_rows(rows: Sequence[Any], filled: np.ndarray, fill: int, name: str) -> torch.Tensor:
     """Write rows of ints (lists or tensors) where ``filled`` (B, T) is True; ``fill`` elsewhere.
 
     NumPy does the work: for a batch of short rows, each torch call costs more in overhead
-    than the copying itself, and ``torch.from_numpy`` shares the result without a copy.
+    than the copying itself, and ``torch.from_numpy`` shares the result without a copy. The
+    values are read with their own type and checked before the cast to int64, so a float id
+    (``7.9``) is an error rather than silently truncated to another token (7).
     """
     out = np.full(filled.shape, fill, dtype=np.int64)
     if all(type(row) is list for row in rows):  # the common case; numpy reads ints fastest
-        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64)
+        flat = np.array(list(itertools.chain.from_iterable(rows)))
     else:
-        flat = torch.cat([torch.as_tensor(row, dtype=torch.long).reshape(-1) for row in rows])
-        flat = flat.numpy()
+        flat = torch.cat([torch.as_tensor(row).reshape(-1) for row in rows]).numpy()
+    if flat.dtype.kind not in "iu" and flat.size:
+        check_integer_values(flat, name)
     out[filled] = flat
     return torch.from_numpy(out)
 
@@ -752,7 +768,7 @@ class MLMCollator:
             )
         filled = np.arange(width) < np.array(lengths)[:, None]  # (B, T)
         batch = {
-            "input_ids": _pad_rows(ids, filled, self.tokenizer.pad_token_id),
+            "input_ids": _pad_rows(ids, filled, self.tokenizer.pad_token_id, "input_ids"),
             "attention_mask": torch.from_numpy(filled.astype(np.int64)),
         }
         for name, fill in (("token_type_ids", 0), ("special_tokens_mask", 1), ("word_ids", -1)):
@@ -764,7 +780,7 @@ class MLMCollator:
                 if name == "word_ids":
                     rows = [_no_none(row) for row in rows]
                 _check_lengths(rows, lengths, name)
-                batch[name] = _pad_rows(rows, filled, fill)
+                batch[name] = _pad_rows(rows, filled, fill, name)
         batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
         if self.strategy == "whole_word" and "word_ids" not in batch:
             raise ValueError(

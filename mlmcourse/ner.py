@@ -324,6 +324,11 @@ def _words_and_tags(sentence: Any, i: int) -> tuple[Sequence[str], Sequence[str]
             f"sentence {i}: expected a Sentence (tokens, tags), a (tokens, tags) pair or a list "
             f"of words, got {type(sentence).__name__}"
         )
+    if len(words) == 0:
+        raise ValueError(
+            f"sentence {i} has no words (an empty sentence: a blank line read twice, or a "
+            f"filter that removed every token); drop it, e.g. [s for s in sentences if s.tokens]"
+        )
     if tags is not None and len(tags) != len(words):
         raise ValueError(
             f"sentence {i} has {len(words)} words but {len(tags)} tags; each word needs exactly "

