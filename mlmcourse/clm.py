@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlmcourse.masking import MLMCollator
+from mlmcourse.masking import IGNORE_INDEX, MLMCollator
 from mlmcourse.mlm import TiedLMModel
 from mlmcourse.model import EncoderConfig
 
@@ -41,8 +41,6 @@ __all__ = [
     "next_word_accuracy",
     "left_context",
 ]
-
-IGNORE_INDEX = -100
 
 
 def shift_labels(labels: torch.Tensor) -> torch.Tensor:

@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from mlmcourse.masking import IGNORE_INDEX
+
 if TYPE_CHECKING:  # torch is only needed by `token_accuracy_from_ids`
     import torch
 
@@ -342,7 +344,7 @@ def token_accuracy(y_true: Sequence[Sequence[str]], y_pred: Sequence[Sequence[st
 
 
 def token_accuracy_from_ids(
-    predictions: torch.Tensor, labels: torch.Tensor, *, ignore_index: int = -100
+    predictions: torch.Tensor, labels: torch.Tensor, *, ignore_index: int = IGNORE_INDEX
 ) -> float:
     """Token accuracy on label ids, skipping ``ignore_index`` positions (specials, padding, pieces).
 

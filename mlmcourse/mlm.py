@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import ACTIVATIONS, BertModel, EncoderConfig
 from mlmcourse.runtime import is_compiling
 
@@ -154,7 +155,7 @@ class TiedLMModel(nn.Module):
             return None, self.cls(hidden), out
         self._check_labels(labels, input_ids)
         targets = self.targets(labels)
-        selected = targets != -100  # (B, T)
+        selected = targets != IGNORE_INDEX  # (B, T)
         logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
         return masked_lm_loss(logits, targets[selected]), logits, out
 
@@ -168,7 +169,7 @@ class TiedLMModel(nn.Module):
             raise ValueError(f"labels must hold integer token ids (or -100), got {labels.dtype}")
         if is_compiling():
             return  # reading values back would break the graph; eager mode checks them
-        scored = labels[labels != -100]
+        scored = labels[labels != IGNORE_INDEX]
         if scored.numel() and (
             int(scored.min()) < 0 or int(scored.max()) >= self.config.vocab_size
         ):
@@ -351,7 +352,7 @@ def predictions_table(
     finally:
         model.train(was_training)
     predicted = logits.argmax(-1)  # (B, T)
-    scored = labels != -100
+    scored = labels != IGNORE_INDEX
     original = torch.where(scored, labels, input_ids)
     predicted = torch.where(scored, predicted, input_ids)
     specials = {tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id}
@@ -398,7 +399,7 @@ def unigram_baseline(
     best = int(counts.argmax())
     loss_sum, correct, total = 0.0, 0, 0
     for batch in eval_batches:
-        targets = batch["labels"][batch["labels"] != -100]
+        targets = batch["labels"][batch["labels"] != IGNORE_INDEX]
         loss_sum += float(-log_probs[targets].sum())
         correct += int((targets == best).sum())
         total += targets.numel()

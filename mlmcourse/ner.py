@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.masking import IGNORE_INDEX  # specials, padding and later pieces: not scored
 from mlmcourse.metrics import split_tag
 from mlmcourse.model import BertModel, EncoderConfig
 
@@ -56,8 +57,6 @@ __all__ = [
     "word_dropout",
     "word_ids_from_offsets",
 ]
-
-IGNORE_INDEX = -100  # the label PyTorch's cross-entropy skips (specials, padding, later pieces)
 
 
 # ------------------------------------------------------------------------------- labels

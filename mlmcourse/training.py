@@ -44,6 +44,7 @@ from mlmcourse.checks import (
     read_text,
 )
 from mlmcourse.distributed import all_reduce_sum, barrier, get_rank, get_world_size, rank_step_seed
+from mlmcourse.masking import IGNORE_INDEX
 
 if TYPE_CHECKING:
     from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer
@@ -467,7 +468,7 @@ def _predicted_logits(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
     (``transformers.BertForMaskedLM``) is indexed here.
     """
     if logits.dim() == labels.dim() + 1 and logits.shape[:-1] == labels.shape:
-        return logits[labels != -100]
+        return logits[labels != IGNORE_INDEX]
     return logits
 
 
@@ -504,14 +505,14 @@ def evaluate(
                 break
             batch = _to_device(batch, device)
             labels = _targets(model, batch["labels"])
-            n = (labels != -100).sum()
+            n = (labels != IGNORE_INDEX).sum()
             if n.item() == 0:
                 continue
             with autocast_context(device, precision):
                 out = model(**batch)
             logits = _predicted_logits(out.logits, labels)
             loss_sum += out.loss.double() * n
-            correct += (logits.argmax(-1) == labels[labels != -100]).sum()
+            correct += (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
             n_tokens += n
     finally:
         model.train(was_training)
@@ -632,11 +633,11 @@ def train(
             step_loss = torch.zeros((), device=device)
             step_tokens = 0
             micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
-            total_labelled = sum(int((_targets(model, b["labels"]) != -100).sum()) for b in micro)
+            total_labelled = sum(int((_targets(model, b["labels"]) != IGNORE_INDEX).sum()) for b in micro)
             if world_size > 1:  # labelled tokens of the global batch, over all ranks
                 total_labelled = int(all_reduce_sum(torch.tensor(total_labelled, device=device)))
             for k, batch in enumerate(micro):
-                n = int((_targets(model, batch["labels"]) != -100).sum())
+                n = int((_targets(model, batch["labels"]) != IGNORE_INDEX).sum())
                 # DDP all-reduces gradients during backward; on all but the last micro-batch it
                 # need not (the gradients are only summed locally), so skip the communication.
                 last = k == accum - 1

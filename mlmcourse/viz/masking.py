@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.viz.html import Chip, chips_html, legend_html
 
 __all__ = [
@@ -58,7 +59,7 @@ def classify_outcomes(
     specials = set(_as_list(special_ids))
     outcomes = []
     for original, shown, label in zip(*rows, strict=True):
-        if label == -100:
+        if label == IGNORE_INDEX:
             outcomes.append("special" if original in specials else "unselected")
         elif shown == mask_token_id:
             outcomes.append("mask")
