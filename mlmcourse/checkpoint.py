@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from mlmcourse.checks import ConfigError, FileFormatError, check_path_exists, reading
+from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
 
 __all__ = [
     "CONFIG_NAME",
@@ -84,8 +85,9 @@ ARCHITECTURE_KEYS = (
 )
 
 
-class CheckpointMismatchError(ValueError):
-    """A checkpoint does not fit the model or tokenizer it is being loaded with."""
+# A checkpoint that does not fit the model or tokenizer it is loaded with: the error of the one
+# strict loader (mlmcourse.weights), under the name checkpoint code has always caught.
+CheckpointMismatchError = WeightsMismatchError
 
 
 @dataclass
@@ -226,10 +228,6 @@ def _model_config(model: nn.Module) -> dict[str, Any]:
     return dict(config.to_dict())
 
 
-def _vocab_size(tokenizer: Any) -> int:
-    return int(tokenizer.vocab_size)
-
-
 def tokenizer_fingerprint(tokenizer: Any) -> str | None:
     """The sha256 of a tokenizer's vocabulary (its tokens in id order), or ``None``.
 
@@ -245,13 +243,8 @@ def tokenizer_fingerprint(tokenizer: Any) -> str | None:
 
 
 def _check_tokenizer(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
-    """Every id the tokenizer can produce needs an embedding row."""
-    if "vocab_size" in config and _vocab_size(tokenizer) > int(config["vocab_size"]):
-        raise CheckpointMismatchError(
-            f"{where}: the tokenizer has {_vocab_size(tokenizer)} tokens but the model's "
-            f"vocab_size is {config['vocab_size']}; token ids past the embedding matrix would "
-            f"crash or be silently wrong. Use the tokenizer the model was trained with."
-        )
+    if "vocab_size" in config:
+        check_vocab_fits(tokenizer, config["vocab_size"], where)
 
 
 def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
@@ -262,14 +255,14 @@ def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: s
         if tokenizer_fingerprint(tokenizer) != saved:
             raise CheckpointMismatchError(
                 f"{where}: {TOKENIZER_NAME} is not the tokenizer these weights were saved with "
-                f"(its vocabulary of {_vocab_size(tokenizer)} tokens differs from the one "
+                f"(its vocabulary of {tokenizer.vocab_size} tokens differs from the one "
                 f"recorded in {CONFIG_NAME}), so token ids would mean other words. Put the "
                 f"original {TOKENIZER_NAME} back, or train a new model with this tokenizer."
             )
-    elif "vocab_size" in config and _vocab_size(tokenizer) != int(config["vocab_size"]):
+    elif "vocab_size" in config and tokenizer.vocab_size != int(config["vocab_size"]):
         # A checkpoint from before fingerprints: the sizes must at least agree.
         raise CheckpointMismatchError(
-            f"{where}: the tokenizer has {_vocab_size(tokenizer)} tokens but the model's "
+            f"{where}: the tokenizer has {tokenizer.vocab_size} tokens but the model's "
             f"vocab_size is {config['vocab_size']}: it is not the tokenizer the model was "
             f"trained with. Use that one."
         )
@@ -414,56 +407,19 @@ def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: s
         )
 
 
-def _weight_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """The name and shape of every tensor in a safetensors file (reads only its header)."""
-    from safetensors import safe_open
-
-    if not path.is_file():
-        raise FileNotFoundError(f"{path.parent} has no {path.name}: the checkpoint has no weights")
-    with reading(path, "safetensors weights"), safe_open(str(path), "pt") as f:
-        return {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}  # noqa: SIM118
-
-
-def _check_shapes(model: nn.Module, path: Path, config: Mapping[str, Any]) -> None:
-    """Tensors whose shape differs from the model's: an error naming the file and both shapes."""
-    own = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    misshapen = [
-        (key, shape, own[key]) for key, shape in _weight_shapes(path).items() if key in own
-    ]
-    misshapen = [m for m in misshapen if m[1] != m[2]]
-    if not misshapen:
-        return
-    listed = "; ".join(f"{k}: {s} in the file vs {o} from config.json" for k, s, o in misshapen[:4])
-    vocab = [s[0] for k, s, _ in misshapen if k.endswith("word_embeddings.weight")]
-    hint = (
-        f"{CONFIG_NAME} says vocab_size {config.get('vocab_size')} but {path.name} has "
-        f"{vocab[0]} word embeddings. "
-        if vocab
-        else ""
-    )
-    raise CheckpointMismatchError(
-        f"{path} does not fit {path.parent / CONFIG_NAME}: {hint}{len(misshapen)} tensor(s) "
-        f"differ: {listed}. Was {CONFIG_NAME} edited, or copied from another checkpoint?"
-    )
-
-
-def load_weights(model: nn.Module, directory: str | Path, *, strict: bool = True) -> nn.Module:
+def load_weights(model: nn.Module, directory: str | Path) -> nn.Module:
     """Load ``directory``'s weights into ``model`` after checking that the configs match."""
-    from safetensors.torch import load_model
+    from safetensors.torch import load_file
 
     directory = Path(directory)
-    config = _read_config(directory)
-    check_config_matches(model, config, where=str(directory))
+    check_config_matches(model, _read_config(directory), where=str(directory))
     path = directory / WEIGHTS_NAME
-    _check_shapes(model, path, config)
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} has no {WEIGHTS_NAME}: the checkpoint has no weights")
     with reading(path, "safetensors weights"):
-        missing, unexpected = load_model(model, str(path), strict=False)
-    if strict and (missing or unexpected):
-        raise CheckpointMismatchError(
-            f"the weights in {directory} do not fit {type(model).__name__}: missing "
-            f"{sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
-        )
-    return model
+        state = load_file(path)
+    hint = f"was {CONFIG_NAME} edited, or copied from another checkpoint?"
+    return load_state_strict(model, state, source=str(path), hint=hint)
 
 
 def _encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Any:

@@ -29,6 +29,7 @@ import torch
 
 from mlmcourse.checks import reading
 from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
 
 __all__ = [
     "WeightsMismatchError",
@@ -47,13 +48,7 @@ SAFETENSORS_NAME = "model.safetensors"
 SAFETENSORS_INDEX_NAME = "model.safetensors.index.json"
 PYTORCH_NAME = "pytorch_model.bin"
 ENCODER_PREFIX = "bert."
-# Saved by older transformers versions; a constant we recompute, so safe to ignore.
-BENIGN_KEYS = ("embeddings.position_ids",)
 _LEGACY_SUFFIXES = {"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"}
-
-
-class WeightsMismatchError(ValueError):
-    """A checkpoint's weights do not fit the model: missing, unexpected or misshapen tensors."""
 
 
 # ---------------------------------------------------------------------------------- config
@@ -176,51 +171,8 @@ def read_hf_checkpoint(
     return config, encoder, head
 
 
-def _listing(keys: Sequence[str], limit: int = 8) -> str:
-    shown = ", ".join(keys[:limit])
-    return shown + (f", ... and {len(keys) - limit} more" if len(keys) > limit else "")
-
-
-def load_encoder_weights(
-    model: torch.nn.Module,
-    state_dict: Mapping[str, torch.Tensor],
-    *,
-    source: str = "the checkpoint",
-    ignore: Sequence[str] = BENIGN_KEYS,
-) -> None:
-    """Copy ``state_dict`` into ``model``, strictly; any misfit raises with a readable report.
-
-    Keys in ``ignore`` may be present without being used (they are documented as harmless).
-    """
-    own = model.state_dict()
-    given = {k: v for k, v in state_dict.items() if k not in ignore}
-    missing = sorted(set(own) - set(given))
-    unexpected = sorted(set(given) - set(own))
-    misshapen = sorted(
-        f"{k}: {tuple(given[k].shape)} in {source} vs {tuple(own[k].shape)} in the model"
-        for k in set(own) & set(given)
-        if given[k].shape != own[k].shape
-    )
-    if missing or unexpected or misshapen:
-        lines = [f"the weights in {source} do not fit {type(model).__name__}:"]
-        if missing:
-            lines.append(f"  missing from {source} ({len(missing)}): {_listing(missing)}")
-        if unexpected:
-            lines.append(f"  unexpected in {source} ({len(unexpected)}): {_listing(unexpected)}")
-        if misshapen:
-            lines.append(f"  shape mismatches ({len(misshapen)}): {_listing(misshapen, 4)}")
-        lines.append("  (is config.json the one these weights were saved with?)")
-        raise WeightsMismatchError("\n".join(lines))
-    model.load_state_dict(given, strict=True)
-
-
-def _check_vocab_fits(tokenizer: Any, config: EncoderConfig, what: str) -> None:
-    """Every id the tokenizer can produce needs an embedding row."""
-    if tokenizer.vocab_size > config.vocab_size:
-        raise ValueError(
-            f"{what} has {tokenizer.vocab_size} tokens but the model only "
-            f"{config.vocab_size} embedding rows"
-        )
+# The strict loader lives in mlmcourse.weights; this name is kept for code written against it.
+load_encoder_weights = load_state_strict
 
 
 def load_bert(
@@ -236,14 +188,14 @@ def load_bert(
     config, encoder_state, _ = read_hf_checkpoint(directory)
     has_pooler = any(key.startswith("pooler.") for key in encoder_state)
     model = BertModel(config, add_pooling_layer=has_pooler)
-    load_encoder_weights(model, encoder_state, source=str(directory))
+    load_state_strict(model, encoder_state, source=str(directory))
     tokenizer = None
     if (directory / "tokenizer.json").is_file() or (directory / "vocab.txt").is_file():
         from mlmcourse.tokenization import load_tokenizer
 
         with reading(directory, "a tokenizer (tokenizer.json or vocab.txt)"):
             tokenizer = load_tokenizer(directory)
-        _check_vocab_fits(tokenizer, config, f"the tokenizer in {directory}")
+        check_vocab_fits(tokenizer, config.vocab_size, f"load_bert({directory})")
     return model.to(device).eval(), tokenizer
 
 
@@ -268,7 +220,7 @@ def save_hf(
 
     hf_config = config_to_hf(config, architectures)
     if tokenizer is not None:
-        _check_vocab_fits(tokenizer, config, "the tokenizer")
+        check_vocab_fits(tokenizer, config.vocab_size, "save_hf")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors, storages = {}, set()

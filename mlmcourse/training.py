@@ -633,7 +633,9 @@ def train(
             step_loss = torch.zeros((), device=device)
             step_tokens = 0
             micro = [_to_device(get_batch(step * accum + k), device) for k in range(accum)]
-            total_labelled = sum(int((_targets(model, b["labels"]) != IGNORE_INDEX).sum()) for b in micro)
+            total_labelled = sum(
+                int((_targets(model, b["labels"]) != IGNORE_INDEX).sum()) for b in micro
+            )
             if world_size > 1:  # labelled tokens of the global batch, over all ranks
                 total_labelled = int(all_reduce_sum(torch.tensor(total_labelled, device=device)))
             for k, batch in enumerate(micro):

@@ -1,4 +1,6 @@
-"""Settings shared by the unit tests: the Hypothesis profile of the property tests.
+"""Settings and fixtures shared by the unit tests.
+
+Fixtures: ``tiny_config`` and ``tiny_mlm`` (the tiny encoder of ``tests/tiny.py``).
 
 The property tests (``test_properties_*.py``) run a fixed, derandomized set of examples, so a
 CI failure reproduces on a laptop, with no deadline (a 2-core machine shared with other jobs
@@ -8,6 +10,11 @@ has slow moments that are not bugs). ``HYPOTHESIS_PROFILE=thorough`` tries ten t
 from __future__ import annotations
 
 import os
+
+import pytest
+import torch
+
+from tests.tiny import tiny_encoder_config
 
 try:
     from hypothesis import HealthCheck, settings
@@ -23,3 +30,18 @@ else:
     settings.register_profile("mlmcourse", max_examples=200, **_COMMON)
     settings.register_profile("thorough", max_examples=2000, **_COMMON)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "mlmcourse"))
+
+
+@pytest.fixture
+def tiny_config():
+    """A 2-layer, 32-wide encoder config (see ``tests/tiny.py``)."""
+    return tiny_encoder_config()
+
+
+@pytest.fixture
+def tiny_mlm(tiny_config):
+    """A seeded ``BertForMaskedLM`` on the tiny config, in eval mode."""
+    from mlmcourse.mlm import BertForMaskedLM
+
+    torch.manual_seed(0)
+    return BertForMaskedLM(tiny_config).eval()
