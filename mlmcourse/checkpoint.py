@@ -18,17 +18,9 @@ vocabulary) and names the file when one is damaged.
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import hashlib
 import json
-import os
-import random
-import shutil
-import time
-import uuid
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +28,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse import atomic
+from mlmcourse.atomic import recover_checkpoint_dir
 from mlmcourse.checks import ConfigError, FileFormatError, check_path_exists, reading
+from mlmcourse.runtime import rng_state, set_rng_state
 from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
 
 __all__ = [
@@ -106,76 +101,6 @@ class Checkpoint:
 # --------------------------------------------------------------------------------------------
 
 
-# A save writes `.<name>.tmp-<pid>-<hex>` beside the checkpoint, renames the old checkpoint to
-# `.<name>.old-<pid>-<hex>`, renames the temporary directory into place and deletes the old
-# copy. A process killed at any instant leaves the checkpoint, or (between the two renames)
-# only the `.old-*` copy, plus leftovers; :func:`recover_checkpoint_dir` finishes the job. The
-# pid in the names tells a leftover of a dead process from the work of a live one.
-_LEFTOVER_KINDS = ("tmp", "old")
-
-
-def _sibling(directory: Path, kind: str) -> Path:
-    return directory.parent / f".{directory.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
-def _owner_alive(leftover: Path) -> bool:
-    """Whether the process that made ``leftover`` still runs (names without a pid: no)."""
-    pid = leftover.name.rsplit("-", 2)[-2] if leftover.name.count("-") >= 2 else ""
-    if not pid.isdigit() or int(pid) == os.getpid():
-        return False  # our own leftovers are from an earlier, finished or failed, save
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists but belongs to someone else
-        return True
-    return True
-
-
-def _leftovers(directory: Path) -> list[Path]:
-    if not directory.parent.is_dir():
-        return []
-    return [
-        p
-        for kind in _LEFTOVER_KINDS
-        for p in directory.parent.glob(f".{glob.escape(directory.name)}.{kind}-*")
-        if p.is_dir()
-    ]
-
-
-def recover_checkpoint_dir(directory: str | Path, *, wait: float = 5.0) -> Path:
-    """Finish what an interrupted save left beside ``directory``, and return ``directory``.
-
-    If the checkpoint itself is missing but a save was killed between its two renames, the
-    previous checkpoint (its ``.old-*`` copy, complete by construction) is put back. Then the
-    leftover ``.tmp-*`` and ``.old-*`` directories of dead processes are deleted. A live
-    process's save in progress is left alone; if it is between its renames, this waits up to
-    ``wait`` seconds for the new checkpoint to appear.
-    """
-    directory = Path(directory)
-    deadline = time.monotonic() + wait
-    while not directory.exists() and any(
-        ".old-" in p.name and _owner_alive(p) for p in _leftovers(directory)
-    ):
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    stale = [p for p in _leftovers(directory) if not _owner_alive(p)]
-    if not directory.exists():
-        olds = sorted((p for p in stale if ".old-" in p.name), key=lambda p: p.stat().st_mtime)
-        if olds:
-            with contextlib.suppress(OSError):  # another process may have recovered it first
-                olds[-1].rename(directory)
-                warnings.warn(
-                    f"{directory}: a save was interrupted; restored the previous checkpoint "
-                    f"from {olds[-1].name}",
-                    stacklevel=2,
-                )
-    for leftover in stale:
-        shutil.rmtree(leftover, ignore_errors=True)
-    return directory
-
-
 def check_checkpoint_target(directory: str | Path) -> None:
     """Refuse to replace a file, or a folder that is not a checkpoint: a save swaps the whole
     directory, so ``output_dir`` pointing at a project folder would delete that folder.
@@ -194,28 +119,6 @@ def check_checkpoint_target(directory: str | Path) -> None:
                 f"checkpoint and holds {present[:5]}{' ...' if len(present) > 5 else ''}, "
                 f"which saving would delete. Give a new or empty directory (e.g. runs/my-run)"
             )
-
-
-@contextlib.contextmanager
-def _atomic_directory(directory: Path) -> Iterator[Path]:
-    """Yield a temporary sibling of ``directory``; on success it replaces ``directory``."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    recover_checkpoint_dir(directory)
-    check_checkpoint_target(directory)
-    tmp = _sibling(directory, "tmp")
-    tmp.mkdir()
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if directory.exists():
-        old = _sibling(directory, "old")
-        directory.rename(old)
-    tmp.rename(directory)  # from here on the new checkpoint is in place
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _model_config(model: nn.Module) -> dict[str, Any]:
@@ -268,42 +171,6 @@ def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: s
         )
 
 
-def _rng_state() -> dict[str, Any]:
-    import numpy as np
-
-    np_state = np.random.get_state()
-    state: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "python": random.getstate(),
-        "numpy": (np_state[0], torch.from_numpy(np_state[1].astype("int64")), *np_state[2:]),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: Mapping[str, Any]) -> None:
-    import numpy as np
-
-    torch.set_rng_state(state["torch"])
-    version, internal, gauss = state["python"]
-    random.setstate((version, tuple(internal), gauss))
-    name, keys, pos, has_gauss, cached = state["numpy"]
-    np.random.set_state((name, keys.numpy().astype("uint32"), pos, has_gauss, cached))
-    if "cuda" in state and torch.cuda.is_available():
-        saved, present = list(state["cuda"]), torch.cuda.device_count()
-        if len(saved) != present:
-            # Resuming on another machine is fine (our batches and dropout seeds are functions
-            # of the step); only the GPUs both machines have get their generator back.
-            warnings.warn(
-                f"checkpoint holds CUDA RNG states for {len(saved)} GPU(s), this machine has "
-                f"{present}: restoring the first {min(len(saved), present)}",
-                stacklevel=3,
-            )
-        for index, gpu_state in enumerate(saved[:present]):
-            torch.cuda.set_rng_state(gpu_state, index)
-
-
 def save_checkpoint(
     directory: str | Path,
     model: nn.Module,
@@ -332,7 +199,8 @@ def save_checkpoint(
     fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
     if fingerprint is not None:
         config_json[FINGERPRINT_KEY] = fingerprint
-    with _atomic_directory(directory) as tmp:
+    check_checkpoint_target(directory)
+    with atomic.atomic_directory(directory) as tmp:
         (tmp / CONFIG_NAME).write_text(json.dumps(config_json, indent=2) + "\n")
         # save_model stores a tied (shared) tensor once and load_model re-ties it.
         save_model(model, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
@@ -344,7 +212,7 @@ def save_checkpoint(
                     "step": step or 0,
                     "optimizer": optimizer.state_dict() if optimizer is not None else None,
                     "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                    "rng": _rng_state(),
+                    "rng": rng_state(),
                     "tokens_seen": tokens_seen,
                 },
                 tmp / STATE_NAME,
@@ -514,7 +382,7 @@ def load_training_state(
         optimizer.load_state_dict(state["optimizer"])
     if scheduler is not None and state["scheduler"] is not None:
         scheduler.load_state_dict(state["scheduler"])
-    _set_rng_state(state["rng"])
+    set_rng_state(state["rng"])
     trainer_state = _read_json(directory / TRAINER_STATE_NAME, "a trainer state (JSON)")
     return {
         "step": int(state["step"]),

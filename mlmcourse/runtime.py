@@ -9,8 +9,10 @@ from __future__ import annotations
 import importlib
 import os
 import random
+import warnings
+from collections.abc import Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch is imported lazily so `import mlmcourse` stays fast
     import torch
@@ -110,3 +112,44 @@ def optional_import(name: str, purpose: str) -> ModuleType | None:
             "(pip install 'mlmcourse[course]' brings everything the course uses)."
         )
         return None
+
+
+def rng_state() -> dict[str, Any]:
+    """Every generator a training step draws from (torch, CUDA, Python, NumPy): a resumed run
+    continues exactly where the saved one stopped."""
+    import numpy as np
+    import torch
+
+    np_state = np.random.get_state()
+    state: dict[str, Any] = {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy": (np_state[0], torch.from_numpy(np_state[1].astype("int64")), *np_state[2:]),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: Mapping[str, Any]) -> None:
+    """Restore what :func:`rng_state` saved (CUDA generators only for the GPUs present)."""
+    import numpy as np
+    import torch
+
+    torch.set_rng_state(state["torch"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype("uint32"), pos, has_gauss, cached))
+    if "cuda" in state and torch.cuda.is_available():
+        saved, present = list(state["cuda"]), torch.cuda.device_count()
+        if len(saved) != present:
+            # Resuming on another machine is fine (our batches and dropout seeds are functions
+            # of the step); only the GPUs both machines have get their generator back.
+            warnings.warn(
+                f"checkpoint holds CUDA RNG states for {len(saved)} GPU(s), this machine has "
+                f"{present}: restoring the first {min(len(saved), present)}",
+                stacklevel=3,
+            )
+        for index, gpu_state in enumerate(saved[:present]):
+            torch.cuda.set_rng_state(gpu_state, index)

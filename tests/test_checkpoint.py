@@ -15,6 +15,7 @@ from mlmcourse.checkpoint import (
     load_weights,
     save_checkpoint,
 )
+from mlmcourse.runtime import set_rng_state
 from mlmcourse.training import TrainingConfig, train
 from tests.test_training_tiny import TinyConfig, TinyMLM, tiny_batch
 
@@ -166,7 +167,7 @@ def test_cuda_rng_states_restore_on_a_machine_with_fewer_gpus(monkeypatch):
         "cuda": [torch.tensor([1], dtype=torch.uint8), torch.tensor([2], dtype=torch.uint8)],
     }
     with pytest.warns(UserWarning, match="2 GPU.*this machine has 1"):
-        ckpt._set_rng_state(state)
+        set_rng_state(state)
     assert [(i, s.tolist()) for i, s in restored] == [(0, [1])]
 
 

@@ -123,7 +123,7 @@ _CRASHING_TRAINER = """
 import contextlib, os, runpy, shutil, signal, sys
 from pathlib import Path
 import safetensors.torch, torch
-import mlmcourse.checkpoint as checkpoint
+import mlmcourse.atomic as atomic_module
 
 AT_SAVE, AT_OP = int(os.environ["CRASH_SAVE"]), int(os.environ["CRASH_OP"])
 TORN = os.environ["CRASH_TORN"] == "1"
@@ -170,7 +170,7 @@ safetensors.torch.save_model = operation(
 torch_save = torch.save
 torch.save = operation("torch.save", torch_save, torn_save(torch_save, lambda a, k: a[1]))
 
-atomic = checkpoint._atomic_directory
+atomic = atomic_module.atomic_directory
 @contextlib.contextmanager
 def counted(directory):
     global saves, inside
@@ -183,7 +183,7 @@ def counted(directory):
         inside = False
     if saves == AT_SAVE:
         die(f"op={ops} name=after-the-save")
-checkpoint._atomic_directory = counted
+atomic_module.atomic_directory = counted
 
 sys.argv = ["mlmcourse", *sys.argv[1:]]
 runpy.run_module("mlmcourse", run_name="__main__", alter_sys=True)
