@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from mlmcourse.checks import check_probability
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.ner.alignment import (
     EncodedWords,
@@ -84,8 +85,7 @@ def word_dropout(
     word from its context. Only positions with a label (``!= -100``: a word's first piece) are
     replaced; specials, padding and labels are left alone.
     """
-    if not (isinstance(probability, int | float) and 0.0 <= probability <= 1.0):
-        raise ValueError(f"probability must be in [0, 1], got {probability!r}")
+    check_probability(probability, "probability")
     missing = {"input_ids", "labels"} - set(batch)
     if missing:
         raise ValueError(f"batch lacks {sorted(missing)}; word_dropout needs input_ids and labels")

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from mlmcourse.checks import check_number
 from mlmcourse.metrics import split_tag
 
 __all__ = ["LabelVocab", "Labels", "class_weights_from_tags", "label_names"]
@@ -135,8 +136,7 @@ def class_weights_from_tags(
     too strong: the model then over-predicts entities), ``0.5`` the usual compromise, ``0``
     no weighting. A label that never occurs gets the weight of a label seen once.
     """
-    if not isinstance(power, int | float) or power < 0:
-        raise ValueError(f"power must be a non-negative number, got {power!r}")
+    check_number(power, "power", low=0)
     counts = torch.zeros(len(label_vocab))
     for sentence in sentences:
         for i in label_vocab.encode(getattr(sentence, "tags", sentence)):

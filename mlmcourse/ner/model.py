@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checks import check_number, check_positive_int
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.ner.labels import Labels, label_names
@@ -54,11 +55,9 @@ class BertForTokenClassification(nn.Module):
         id2label: Labels | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1:
-            raise ValueError(f"num_labels must be a positive int, got {num_labels!r}")
+        num_labels = check_positive_int(num_labels, "num_labels")
         dropout = config.hidden_dropout_prob if classifier_dropout is None else classifier_dropout
-        if not isinstance(dropout, int | float) or not 0 <= dropout < 1:
-            raise ValueError(f"classifier_dropout must be a probability in [0, 1), got {dropout!r}")
+        dropout = check_number(dropout, "classifier_dropout", low=0, high=1, high_open=True)
         self.num_labels = num_labels
         self.id2label = None
         if id2label is not None:
