@@ -1,0 +1,65 @@
+"""Named-entity recognition as token classification on the encoder.
+
+The modules, in the order a batch meets them:
+
+1. :mod:`~mlmcourse.ner.labels`: :class:`LabelVocab`, the BIO labels read from the data, with
+   ``label2id`` / ``id2label``, and loss weights for rare labels (:func:`class_weights_from_tags`).
+2. :mod:`~mlmcourse.ner.alignment`: NER data comes as *words* with one tag each, the model sees
+   *pieces*. We find which word each piece came from (:func:`word_ids_from_offsets`,
+   :func:`encode_words`) and give the label to the word's first piece only; later pieces,
+   ``[CLS]``, ``[SEP]`` and padding get ``-100``, the index the loss ignores
+   (:func:`align_labels_with_tokens`).
+3. :mod:`~mlmcourse.ner.batches`: padded training batches (:func:`tokenize_and_align_labels`)
+   and :func:`word_dropout`, which hides words so the model learns to tag unseen ones.
+4. :mod:`~mlmcourse.ner.model`: :class:`BertForTokenClassification`, dropout and one linear
+   layer on the encoder's output, started from a pretrained encoder
+   (:meth:`~BertForTokenClassification.from_encoder`,
+   :meth:`~BertForTokenClassification.from_pretrained`).
+5. :mod:`~mlmcourse.ner.decoding`: the argmax label per word, or the best label sequence that
+   is valid BIO (:func:`viterbi_decode`), and entity spans from piece probabilities
+   (:func:`entities_from_probabilities`).
+6. :mod:`~mlmcourse.ner.pipeline`: a model and tokenizer at work: word tags for evaluation
+   (:func:`predict_tags`, :func:`evaluate_ner`) and entity spans with character offsets for
+   raw text (:func:`predict_entities`).
+"""
+
+from mlmcourse.masking import IGNORE_INDEX  # specials, padding and later pieces: not scored
+from mlmcourse.ner.alignment import (
+    EncodedWords,
+    align_labels_with_tokens,
+    encode_words,
+    word_ids_from_offsets,
+)
+from mlmcourse.ner.batches import tokenize_and_align_labels, word_dropout
+from mlmcourse.ner.decoding import (
+    allowed_transitions,
+    decode_pieces,
+    entities_from_probabilities,
+    group_entities,
+    viterbi_decode,
+)
+from mlmcourse.ner.labels import LabelVocab, class_weights_from_tags
+from mlmcourse.ner.model import BertForTokenClassification, TokenClassifierOutput
+from mlmcourse.ner.pipeline import evaluate_ner, predict_entities, predict_tags
+
+__all__ = [
+    "IGNORE_INDEX",
+    "BertForTokenClassification",
+    "EncodedWords",
+    "LabelVocab",
+    "TokenClassifierOutput",
+    "align_labels_with_tokens",
+    "allowed_transitions",
+    "class_weights_from_tags",
+    "decode_pieces",
+    "encode_words",
+    "entities_from_probabilities",
+    "evaluate_ner",
+    "group_entities",
+    "predict_entities",
+    "predict_tags",
+    "tokenize_and_align_labels",
+    "viterbi_decode",
+    "word_dropout",
+    "word_ids_from_offsets",
+]
