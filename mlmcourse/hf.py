@@ -29,7 +29,12 @@ import torch
 
 from mlmcourse.checks import reading
 from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
+from mlmcourse.weights import (
+    WeightsMismatchError,
+    check_vocab_fits,
+    load_state_strict,
+    split_encoder_state,
+)
 
 __all__ = [
     "WeightsMismatchError",
@@ -47,7 +52,6 @@ CONFIG_NAME = "config.json"
 SAFETENSORS_NAME = "model.safetensors"
 SAFETENSORS_INDEX_NAME = "model.safetensors.index.json"
 PYTORCH_NAME = "pytorch_model.bin"
-ENCODER_PREFIX = "bert."
 _LEGACY_SUFFIXES = {"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"}
 
 
@@ -161,13 +165,7 @@ def read_hf_checkpoint(
         raise FileNotFoundError(f"{directory} has no {CONFIG_NAME}, so it is not a BERT directory")
     config = config_from_hf(_read_json(directory / CONFIG_NAME))
     state = read_hf_weights(directory)
-    if any(key.startswith(ENCODER_PREFIX) for key in state):
-        encoder = {
-            k[len(ENCODER_PREFIX) :]: v for k, v in state.items() if k.startswith(ENCODER_PREFIX)
-        }
-        head = {k: v for k, v in state.items() if not k.startswith(ENCODER_PREFIX)}
-    else:
-        encoder, head = state, {}
+    encoder, head = split_encoder_state(state)
     return config, encoder, head
 
 

@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.ner import (
-    IGNORE_INDEX,
     BertForTokenClassification,
     LabelVocab,
     evaluate_ner,

@@ -17,15 +17,38 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["BENIGN_KEYS", "WeightsMismatchError", "check_vocab_fits", "load_state_strict"]
+__all__ = [
+    "BENIGN_KEYS",
+    "ENCODER_PREFIX",
+    "WeightsMismatchError",
+    "check_vocab_fits",
+    "load_state_strict",
+    "split_encoder_state",
+]
 
 # Saved by older transformers versions; a constant we recompute, so safe to ignore.
 BENIGN_KEYS = ("embeddings.position_ids",)
+# A model with a head (BertForMaskedLM, ...) names its encoder's tensors under this prefix.
+ENCODER_PREFIX = "bert."
 
 
 class WeightsMismatchError(ValueError):
     """Weights, config and tokenizer do not fit together: missing, unexpected or misshapen
     tensors, or a tokenizer whose ids have no embedding row."""
+
+
+def split_encoder_state(
+    state: Mapping[str, torch.Tensor],
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """``(encoder, head)`` tensors of a state dict: the encoder's with ``bert.`` stripped (bare
+    ``BertModel`` names), the head's (``cls.*``, ``classifier.*``) under their own names. A
+    bare encoder's state dict is all encoder."""
+    if not any(key.startswith(ENCODER_PREFIX) for key in state):
+        return dict(state), {}
+    encoder = {
+        k[len(ENCODER_PREFIX) :]: v for k, v in state.items() if k.startswith(ENCODER_PREFIX)
+    }
+    return encoder, {k: v for k, v in state.items() if not k.startswith(ENCODER_PREFIX)}
 
 
 def _listing(keys: Sequence[str], limit: int = 8) -> str:

@@ -22,6 +22,7 @@ from mlmcourse.checks import check_number, check_positive_int
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.ner.labels import Labels, label_names
+from mlmcourse.weights import BENIGN_KEYS, load_state_strict, split_encoder_state
 
 __all__ = ["BertForTokenClassification", "TokenClassifierOutput"]
 
@@ -121,25 +122,12 @@ class BertForTokenClassification(nn.Module):
             raise TypeError(
                 f"encoder must be a BertModel or a state dict, got {type(encoder).__name__}"
             )
-        if any(k.startswith("bert.") for k in state):
-            state = {k[len("bert.") :]: v for k, v in state.items() if k.startswith("bert.")}
+        encoder_state, _ = split_encoder_state(state)  # an MLM checkpoint's head is left out
         model = cls(config, num_labels, class_weights, classifier_dropout, id2label=id2label)
-        own = model.bert.state_dict()
-        optional = ("pooler.", "embeddings.position_ids")  # saved by HF, unused here
-        missing = sorted(set(own) - set(state))
-        unexpected = sorted(k for k in set(state) - set(own) if not k.startswith(optional))
-        if missing or unexpected:
-            raise ValueError(
-                f"the encoder weights do not fit this config: missing {missing[:6]}, "
-                f"unexpected {unexpected[:6]}"
-            )
-        for key, value in state.items():
-            if key in own and tuple(value.shape) != tuple(own[key].shape):
-                raise ValueError(
-                    f"{key} has shape {tuple(value.shape)} in the checkpoint but "
-                    f"{tuple(own[key].shape)} in a model with this config"
-                )
-        model.bert.load_state_dict({k: v for k, v in state.items() if k in own})
+        # A pooler and HF's position_ids buffer may come along; this head uses neither.
+        ignore = (*BENIGN_KEYS, "pooler.")
+        hint = "does config= describe this encoder?"
+        load_state_strict(model.bert, encoder_state, source="the encoder", ignore=ignore, hint=hint)
         return model
 
     @classmethod
