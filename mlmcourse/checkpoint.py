@@ -1,8 +1,11 @@
 """Checkpoints: one directory a reader can open, written atomically, resumable exactly.
 
-A checkpoint directory holds
+A checkpoint is a Hugging Face model folder plus the training state. It holds
 
-- ``config.json``: the model configuration (plus ``architectures``, as Hugging Face writes it);
+- ``config.json``: the model configuration, with the keys ``transformers`` reads
+  (``model_type``, ``is_decoder``, ...), so ``transformers.BertForMaskedLM.from_pretrained``
+  loads the folder as it is (a pre-LayerNorm model, which ``transformers``' BERT cannot
+  express, leaves them out, so ``transformers`` refuses it instead of loading a wrong model);
 - ``model.safetensors``: the weights, with Hugging Face parameter names; a tied decoder is
   stored once;
 - ``tokenizer.json``: the tokenizer the model was trained with (ids must match rows);
@@ -62,7 +65,9 @@ TRAINER_STATE_NAME = "trainer_state.json"
 # config.json's record of the tokenizer the weights were saved with (see tokenizer_fingerprint).
 FINGERPRINT_KEY = "tokenizer_vocab_sha256"
 # Keys of config.json besides EncoderConfig's fields.
-METADATA_KEYS = ("architectures", FINGERPRINT_KEY)
+# The keys transformers' BertConfig needs besides ours (our is_causal is its is_decoder).
+HF_KEYS = ("model_type", "position_embedding_type", "is_decoder")
+METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
 
 # Config keys that change the shape or meaning of the weights; dropout rates and the
 # initialiser range do not, so a checkpoint may be loaded into a model that differs there.
@@ -171,6 +176,17 @@ def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: s
         )
 
 
+def _hf_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes ``config.json`` a ``transformers`` BERT config (none for a pre-LN model)."""
+    if config.get("pre_layer_norm") or "is_causal" not in config:
+        return {}
+    return {
+        "model_type": "bert",
+        "position_embedding_type": "absolute",
+        "is_decoder": config["is_causal"],
+    }
+
+
 def save_checkpoint(
     directory: str | Path,
     model: nn.Module,
@@ -195,7 +211,7 @@ def save_checkpoint(
     config = _model_config(model)
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
-    config_json = {"architectures": [type(model).__name__], **config}
+    config_json = {"architectures": [type(model).__name__], **config, **_hf_keys(config)}
     fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
     if fingerprint is not None:
         config_json[FINGERPRINT_KEY] = fingerprint
@@ -303,14 +319,22 @@ def _encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Any
     if unknown:
         hint = (
             " (a Hugging Face directory? use mlmcourse.hf.load_bert)"
-            if "model_type" in config
+            if "model_type" in config and "is_causal" not in config
             else ""
         )
         raise ConfigError(
             f"{source} has unknown key(s) {unknown}{hint}; valid keys are "
             f"{', '.join(known + list(METADATA_KEYS))}"
         )
-    return EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    written = {k: config[k] for k in HF_KEYS if k in config}
+    if written and written != _hf_keys(encoder_config.to_dict()):
+        raise ConfigError(
+            f"{source}: {written} contradicts the model's own keys (is_causal "
+            f"{encoder_config.is_causal}, pre_layer_norm {encoder_config.pre_layer_norm}); "
+            f"was it edited by hand?"
+        )
+    return encoder_config
 
 
 def _build_model(config: Mapping[str, Any], source: str = CONFIG_NAME) -> nn.Module:
