@@ -20,7 +20,7 @@ One idea a module, in the order the chapter meets them:
 - ``encoding``: the special tokens, :class:`Encoding` and :class:`BatchEncoding`;
 - ``base``: :class:`BaseTokenizer`, checks, truncation and padding, written once;
 - ``word_level``: :class:`WordLevelTokenizer` and its steps, from scratch;
-- ``wordpiece_training``: learning WordPiece pieces, deterministically;
+- ``wordpiece_training``: learning WordPiece pieces, a naive loop and the fast one we ship;
 - ``wordpiece``: :class:`WordPieceTokenizer` on 🤗 ``tokenizers``;
 - ``files`` and ``loading``: reading tokenizer files, :func:`load_tokenizer`;
 - ``stats``: :class:`TokenizationStats`, what a tokenizer does to a corpus.
@@ -37,7 +37,10 @@ from mlmcourse.tokenization.word_level import (
     pre_tokenize,
 )
 from mlmcourse.tokenization.wordpiece import WordPieceTokenizer, count_bert_words
-from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
+from mlmcourse.tokenization.wordpiece_training import (
+    learn_wordpiece_vocab,
+    learn_wordpiece_vocab_naive,
+)
 
 __all__ = [
     "SPECIAL_TOKENS",
@@ -51,6 +54,7 @@ __all__ = [
     "count_bert_words",
     "count_words",
     "learn_wordpiece_vocab",
+    "learn_wordpiece_vocab_naive",
     "load_tokenizer",
     "pre_tokenize",
     "tokenization_stats",

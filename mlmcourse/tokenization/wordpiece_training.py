@@ -1,10 +1,12 @@
-"""Learning WordPiece pieces from word counts, deterministically.
+"""Learning WordPiece pieces from word counts, deterministically: a naive loop and a fast one.
 
-As 🤗 ``WordPieceTrainer`` does (BPE-style merges): spell every word in characters (a character
-inside a word is written ``##c``), then repeatedly merge the most frequent pair of neighbouring
-pieces into a new piece. :func:`learn_wordpiece_vocab` updates only the counts a merge changes
-and keeps the pairs in a heap; it breaks ties by the pieces' ids, never by hash order, so the
-vocabulary depends on the counts alone.
+Both follow 🤗 ``WordPieceTrainer`` (BPE-style merges): spell every word in characters (a
+character inside a word is written ``##c``), then repeatedly merge the most frequent pair of
+neighbouring pieces into a new piece. :func:`learn_wordpiece_vocab_naive` recounts every pair
+after each merge, so it reads like the procedure; :func:`learn_wordpiece_vocab`, the one
+:meth:`~mlmcourse.tokenization.WordPieceTokenizer.train` uses, updates only the counts a merge
+changes and keeps the pairs in a heap. Both break ties by the pieces' ids, never by hash order,
+so both return the same vocabulary, and it depends on the counts alone.
 """
 
 from __future__ import annotations
@@ -59,6 +61,36 @@ def merge_pair(pieces: list[str], pair: Pair, merged: str) -> list[str]:
             out.append(pieces[j])
             j += 1
     return out
+
+
+def learn_wordpiece_vocab_naive(
+    word_counts: Mapping[str, int], *, vocab_size: int, min_frequency: int = 2
+) -> list[str]:
+    """The training loop as you would first write it: count every pair, merge the best, repeat.
+
+    A pair's score is its count, as in 🤗 ``WordPieceTrainer``, which trains with BPE's rule
+    (not the ``freq(ab) / (freq(a) * freq(b))`` score of Google's WordPiece as the 🤗 course
+    reconstructs it); a tie goes to the pair whose pieces have the lower ids. Each merge reads
+    every word again, so it is slow, but it returns exactly what :func:`learn_wordpiece_vocab`
+    returns.
+    """
+    vocab, words, counts = spell_in_characters(word_counts)
+    while len(vocab) < vocab_size:
+        pair_counts: Counter[Pair] = Counter()
+        for pieces, count in zip(words, counts, strict=True):
+            for pair in pairwise(pieces):
+                pair_counts[pair] += count
+        if not pair_counts:  # every word is one piece
+            break
+        ids = {token: i for i, token in enumerate(vocab)}
+        best = min(pair_counts, key=lambda p: (-pair_counts[p], ids[p[0]], ids[p[1]]))
+        if pair_counts[best] < min_frequency:
+            break
+        merged = best[0] + best[1].removeprefix("##")  # "h" + "##ug" -> "hug"
+        if merged not in ids:
+            vocab.append(merged)
+        words = [merge_pair(pieces, best, merged) for pieces in words]
+    return vocab
 
 
 class PairCounts:
