@@ -33,7 +33,7 @@ from torch import nn
 
 from mlmcourse import atomic
 from mlmcourse.atomic import recover_checkpoint_dir
-from mlmcourse.checks import ConfigError, FileFormatError, check_path_exists, reading
+from mlmcourse.checks import ConfigError, check_path_exists, read_json, reading
 from mlmcourse.runtime import rng_state, set_rng_state
 from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
 
@@ -254,11 +254,6 @@ def save_encoder(directory: str | Path, model: nn.Module, *, tokenizer: Any = No
 # --------------------------------------------------------------------------------------------
 
 
-def _read_json(path: Path, what: str) -> Any:
-    with reading(path, what):
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _read_config(directory: Path) -> dict[str, Any]:
     recover_checkpoint_dir(directory)
     path = directory / CONFIG_NAME
@@ -269,10 +264,7 @@ def _read_config(directory: Path) -> dict[str, Any]:
             f"{directory} is not a checkpoint: it has no {CONFIG_NAME} "
             f"(expected {CONFIG_NAME}, {WEIGHTS_NAME} and usually {TOKENIZER_NAME})"
         )
-    config = _read_json(path, "a checkpoint config (JSON)")
-    if not isinstance(config, dict):
-        raise FileFormatError(f"{path} must hold a JSON object, got a {type(config).__name__}")
-    return config
+    return read_json(path, "a checkpoint config")
 
 
 def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: str = "") -> None:
@@ -373,7 +365,7 @@ def load_checkpoint(directory: str | Path, *, device: torch.device | str = "cpu"
         _check_tokenizer_belongs(config, tokenizer, f"load_checkpoint({directory})")
     step, training_config = None, None
     if (directory / TRAINER_STATE_NAME).is_file():
-        trainer_state = _read_json(directory / TRAINER_STATE_NAME, "a trainer state (JSON)")
+        trainer_state = read_json(directory / TRAINER_STATE_NAME, "a trainer state")
         step, training_config = trainer_state["step"], trainer_state["training_config"]
     return Checkpoint(model.to(device).eval(), tokenizer, config, step, training_config)
 
@@ -407,7 +399,7 @@ def load_training_state(
     if scheduler is not None and state["scheduler"] is not None:
         scheduler.load_state_dict(state["scheduler"])
     set_rng_state(state["rng"])
-    trainer_state = _read_json(directory / TRAINER_STATE_NAME, "a trainer state (JSON)")
+    trainer_state = read_json(directory / TRAINER_STATE_NAME, "a trainer state")
     return {
         "step": int(state["step"]),
         "tokens_seen": int(state.get("tokens_seen", 0)),

@@ -17,6 +17,7 @@ New validation code uses these helpers rather than writing its own ``if ...: rai
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import numbers
 import os
@@ -168,6 +169,24 @@ def read_text(path: str | os.PathLike, what: str = "text file") -> str:
     """The text of a UTF-8 file (a byte-order mark dropped); errors name the path and line."""
     path = check_path_exists(path, what, kind="file")
     return decode_text(path.read_bytes(), str(path))
+
+
+def read_json(path: str | os.PathLike, what: str = "a JSON file") -> dict[str, Any]:
+    """The JSON object in ``path``; invalid JSON, or JSON that is not an object, is a
+    :class:`FileFormatError` naming the file, the line and what the file should be."""
+    text = read_text(path, what)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"it should be {what}. Was it cut short or edited by hand?"
+        ) from None
+    if not isinstance(data, dict):
+        raise FileFormatError(
+            f"{path} holds a JSON {type(data).__name__}, expected an object ({what})"
+        )
+    return data
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from mlmcourse.checks import reading
+from mlmcourse.checks import read_json, reading
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.weights import (
     WeightsMismatchError,
@@ -100,11 +100,6 @@ def config_to_hf(config: EncoderConfig, architectures: Sequence[str] = ("BertMod
 
 
 # --------------------------------------------------------------------------------- weights
-def _read_json(path: Path) -> Any:
-    with reading(path, "JSON"):
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _check_directory(directory: str | Path) -> Path:
     directory = Path(directory)
     if not directory.is_dir():
@@ -125,10 +120,9 @@ def read_hf_weights(directory: str | Path) -> dict[str, torch.Tensor]:
         with reading(directory / SAFETENSORS_NAME, "safetensors weights"):
             state = load_file(directory / SAFETENSORS_NAME)
     elif (directory / SAFETENSORS_INDEX_NAME).is_file():
+        index = read_json(directory / SAFETENSORS_INDEX_NAME, "a safetensors index")
         with reading(directory / SAFETENSORS_INDEX_NAME, "a safetensors index (JSON)"):
-            shards = sorted(
-                set(_read_json(directory / SAFETENSORS_INDEX_NAME)["weight_map"].values())
-            )
+            shards = sorted(set(index["weight_map"].values()))
         state = {}
         for shard in shards:
             with reading(directory / shard, "safetensors weights"):
@@ -163,7 +157,7 @@ def read_hf_checkpoint(
     directory = _check_directory(directory)
     if not (directory / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{directory} has no {CONFIG_NAME}, so it is not a BERT directory")
-    config = config_from_hf(_read_json(directory / CONFIG_NAME))
+    config = config_from_hf(read_json(directory / CONFIG_NAME, "a BERT config"))
     state = read_hf_weights(directory)
     encoder, head = split_encoder_state(state)
     return config, encoder, head

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from mlmcourse.checks import read_text
+from mlmcourse.checks import read_json, read_text
 from mlmcourse.tokenization.encoding import SPECIAL_TOKENS
 
 
@@ -16,17 +15,6 @@ def existing_file(path: str | Path) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"no tokenizer file at {path}")
     return path
-
-
-def read_json(path: Path) -> dict:
-    """A JSON object from ``path``; invalid JSON or another JSON type is a ``ValueError``."""
-    try:
-        data = json.loads(read_text(path, "tokenizer file"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} holds a JSON {type(data).__name__}, expected an object")
-    return data
 
 
 def read_vocab_txt(path: Path) -> dict[str, int]:
@@ -48,7 +36,7 @@ def guess_lowercase(vocab_path: Path, vocab: Mapping[str, int]) -> bool:
     """
     config = vocab_path.parent / "tokenizer_config.json"
     if config.is_file():
-        setting = read_json(config).get("do_lower_case")
+        setting = read_json(config, "a tokenizer config").get("do_lower_case")
         if isinstance(setting, bool):
             return setting
     return not any(

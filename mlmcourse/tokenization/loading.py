@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlmcourse.checks import read_json
 from mlmcourse.tokenization.base import BaseTokenizer
-from mlmcourse.tokenization.files import existing_file, read_json
+from mlmcourse.tokenization.files import existing_file
 from mlmcourse.tokenization.word_level import WORD_LEVEL_FORMAT, WordLevelTokenizer
 from mlmcourse.tokenization.wordpiece import WordPieceTokenizer
 
@@ -24,7 +25,7 @@ def load_tokenizer(path: str | Path) -> BaseTokenizer:
     path = existing_file(path)
     if path.suffix == ".txt":
         return WordPieceTokenizer.from_vocab_file(path)
-    data = read_json(path)
+    data = read_json(path, "a tokenizer file")
     if data.get("format") == WORD_LEVEL_FORMAT:
         return WordLevelTokenizer.from_json(data)
     if "model" in data:

@@ -25,10 +25,10 @@ from tokenizers import (
     trainers,
 )
 
-from mlmcourse.checks import check_int
+from mlmcourse.checks import check_int, read_json
 from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
 from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
-from mlmcourse.tokenization.files import existing_file, guess_lowercase, read_json, read_vocab_txt
+from mlmcourse.tokenization.files import existing_file, guess_lowercase, read_vocab_txt
 from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
 
 _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
@@ -168,7 +168,7 @@ class WordPieceTokenizer(BaseTokenizer):
     def from_file(cls, path: str | Path) -> WordPieceTokenizer:
         """Load a ``tokenizer.json`` (BERT's, or one :meth:`save` wrote); ids are kept."""
         path = existing_file(path)
-        data = read_json(path)
+        data = read_json(path, "a tokenizer file")
         kind = (data.get("model") or {}).get("type")
         if kind != "WordPiece":
             raise ValueError(
