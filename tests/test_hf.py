@@ -55,7 +55,7 @@ def minilm():
     return folder, ours, tokenizer, theirs
 
 
-def test_minilm_config_and_tokenizer(minilm):
+def test_minilm_loads_with_its_config_tokenizer_and_pooler(minilm):
     _, ours, tokenizer, _ = minilm
     config = ours.config
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (
@@ -203,7 +203,7 @@ def test_missing_files_are_named(tmp_path):
         load_bert(tmp_path)
 
 
-def test_config_translation():
+def test_config_round_trips_through_hf_and_unsupported_variants_are_refused():
     config = config_from_hf(
         {"model_type": "bert", **TINY_ENCODER, "is_decoder": True, "use_cache": True}
     )

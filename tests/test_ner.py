@@ -283,7 +283,7 @@ def test_bad_labels_are_clear_errors(labels, match):
         model(torch.tensor([[101, 102]]), labels=labels)
 
 
-def test_bad_constructor_arguments():
+def test_bad_constructor_arguments_are_refused():
     with pytest.raises(ValueError, match="num_labels"):
         BertForTokenClassification(ner_config(), 0)
     with pytest.raises(ValueError, match="classifier_dropout"):
@@ -337,7 +337,7 @@ def test_from_encoder_reads_an_mlm_style_state_dict():
     BertForTokenClassification.from_encoder(bare, 3, config=config)
 
 
-def test_from_encoder_errors():
+def test_from_encoder_refuses_a_missing_config_and_mismatched_weights():
     config = ner_config()
     state = BertModel(config).state_dict()
     with pytest.raises(ValueError, match="needs the encoder's config"):

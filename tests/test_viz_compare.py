@@ -48,7 +48,7 @@ def test_bad_inputs_are_explained(tokens, mlm, message):
         compare_html(tokens, mlm, CLM)
 
 
-def test_predictions_and_widget_on_tiny_models():
+def test_predictions_and_widget_run_on_tiny_models_and_say_what_is_wrong():
     texts = ["Tival is the capital of Peifi .", "Guiun is the capital of Mitheind ."]
     tokenizer = WordLevelTokenizer.train(texts)
     torch.manual_seed(0)
