@@ -1,6 +1,8 @@
 """Settings and fixtures shared by the unit tests.
 
-Fixtures: ``tiny_config`` and ``tiny_mlm`` (the tiny encoder of ``tests/tiny.py``).
+Fixtures: ``tiny_config`` and ``tiny_mlm`` (the tiny encoder of ``tests/tiny.py``), and the
+tokenizers several files share, built once a session: ``minilm_tokenizer`` (real BERT
+WordPiece) and ``world_tokenizer`` (word-level, on the world's sentences).
 
 The property tests (``test_properties_*.py``) run a fixed, derandomized set of examples, so a
 CI failure reproduces on a laptop, with no deadline (a 2-core machine shared with other jobs
@@ -14,6 +16,7 @@ import os
 import pytest
 import torch
 
+from tests import tiny
 from tests.tiny import tiny_encoder_config
 
 try:
@@ -45,3 +48,15 @@ def tiny_mlm(tiny_config):
 
     torch.manual_seed(0)
     return BertForMaskedLM(tiny_config).eval()
+
+
+@pytest.fixture(scope="session")
+def minilm_tokenizer():
+    """The real BERT WordPiece tokenizer of all-MiniLM-L6-v2 (read-only: shared)."""
+    return tiny.minilm_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def world_tokenizer():
+    """A word-level tokenizer on 300 world sentences (read-only: shared)."""
+    return tiny.world_tokenizer()

@@ -19,18 +19,10 @@ from mlmcourse.hf import (
     save_hf,
 )
 from mlmcourse.model import BertModel, EncoderConfig
+from tests.tiny import TINY_ENCODER, tiny_encoder_config
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is local; never reach for a hub
 transformers = pytest.importorskip("transformers")
-
-TINY = dict(
-    vocab_size=60,
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    intermediate_size=48,
-    max_position_embeddings=20,
-)
 
 
 def batch(vocab_size: int = 60, seed: int = 0):
@@ -63,7 +55,7 @@ def minilm():
     return folder, ours, tokenizer, theirs
 
 
-def test_minilm_config_and_tokenizer(minilm):
+def test_minilm_loads_with_its_config_tokenizer_and_pooler(minilm):
     _, ours, tokenizer, _ = minilm
     config = ours.config
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (
@@ -101,7 +93,7 @@ def test_minilm_real_weights_equal_transformers_on_padded_sentence_pairs(minilm)
 @pytest.mark.parametrize("pooler", [True, False])
 def test_export_loads_in_transformers_and_back(tmp_path, pooler):
     torch.manual_seed(0)
-    ours = BertModel(EncoderConfig(**TINY), add_pooling_layer=pooler).eval()
+    ours = BertModel(tiny_encoder_config(), add_pooling_layer=pooler).eval()
     save_bert(ours, tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["architectures"] == ["BertModel"] and saved["model_type"] == "bert"
@@ -120,7 +112,7 @@ def test_export_loads_in_transformers_and_back(tmp_path, pooler):
 
 def test_causal_export_is_a_transformers_decoder(tmp_path):
     torch.manual_seed(4)
-    ours = BertModel(EncoderConfig(**TINY, is_causal=True)).eval()
+    ours = BertModel(tiny_encoder_config(is_causal=True)).eval()
     save_bert(ours, tmp_path)
     theirs = transformers.BertModel.from_pretrained(tmp_path, add_pooling_layer=False).eval()
     assert theirs.config.is_decoder
@@ -134,7 +126,7 @@ def test_causal_export_is_a_transformers_decoder(tmp_path):
 
 def test_transformers_checkpoint_with_a_head_loads_its_encoder(tmp_path):
     torch.manual_seed(1)
-    hf_config = transformers.BertConfig(**TINY)
+    hf_config = transformers.BertConfig(**TINY_ENCODER)
     theirs = transformers.BertForMaskedLM(hf_config).eval()
     theirs.save_pretrained(tmp_path)
     ours, _ = load_bert(tmp_path)
@@ -150,13 +142,13 @@ def test_transformers_checkpoint_with_a_head_loads_its_encoder(tmp_path):
 
 def test_save_hf_passes_a_head_and_tied_weights_through(tmp_path):
     torch.manual_seed(2)
-    theirs = transformers.BertForMaskedLM(transformers.BertConfig(**TINY)).eval()
+    theirs = transformers.BertForMaskedLM(transformers.BertConfig(**TINY_ENCODER)).eval()
     state = theirs.state_dict()  # the decoder shares the word-embedding tensor
     assert (
         state["cls.predictions.decoder.weight"].data_ptr()
         == state["bert.embeddings.word_embeddings.weight"].data_ptr()
     )
-    save_hf(state, EncoderConfig(**TINY), tmp_path, architectures=["BertForMaskedLM"])
+    save_hf(state, tiny_encoder_config(), tmp_path, architectures=["BertForMaskedLM"])
     reloaded = transformers.BertForMaskedLM.from_pretrained(tmp_path).eval()
     inputs = batch()
     with torch.no_grad():
@@ -165,14 +157,14 @@ def test_save_hf_passes_a_head_and_tied_weights_through(tmp_path):
 
 def test_pytorch_bin_with_legacy_names_and_position_ids(tmp_path):
     torch.manual_seed(3)
-    ours = BertModel(EncoderConfig(**TINY), add_pooling_layer=True)
+    ours = BertModel(tiny_encoder_config(), add_pooling_layer=True)
     state = {}
     for key, value in ours.state_dict().items():  # the oldest layout BERT checkpoints use
         key = key.replace("LayerNorm.weight", "LayerNorm.gamma").replace(
             "LayerNorm.bias", "LayerNorm.beta"
         )
         state["bert." + key] = value
-    state["bert.embeddings.position_ids"] = torch.arange(TINY["max_position_embeddings"])[None]
+    state["bert.embeddings.position_ids"] = torch.arange(ours.config.max_position_embeddings)[None]
     torch.save(state, tmp_path / "pytorch_model.bin")
     (tmp_path / "config.json").write_text(json.dumps(config_to_hf(ours.config)))
     again, _ = load_bert(tmp_path)
@@ -182,7 +174,7 @@ def test_pytorch_bin_with_legacy_names_and_position_ids(tmp_path):
 
 # ------------------------------------------------------------------------- strictness, errors
 def test_missing_unexpected_and_misshapen_weights_are_reported(tmp_path):
-    model = BertModel(EncoderConfig(**TINY))
+    model = BertModel(tiny_encoder_config())
     state = model.state_dict()
     broken = {k: v for k, v in state.items() if k != "encoder.layer.1.output.dense.weight"}
     broken["encoder.layer.2.output.dense.weight"] = torch.zeros(1)
@@ -206,13 +198,15 @@ def test_missing_files_are_named(tmp_path):
         load_bert(tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="no config.json"):
         load_bert(tmp_path)
-    (tmp_path / "config.json").write_text(json.dumps(config_to_hf(EncoderConfig(**TINY))))
+    (tmp_path / "config.json").write_text(json.dumps(config_to_hf(tiny_encoder_config())))
     with pytest.raises(FileNotFoundError, match="model.safetensors.*pytorch_model.bin"):
         load_bert(tmp_path)
 
 
-def test_config_translation():
-    config = config_from_hf({"model_type": "bert", **TINY, "is_decoder": True, "use_cache": True})
+def test_config_round_trips_through_hf_and_unsupported_variants_are_refused():
+    config = config_from_hf(
+        {"model_type": "bert", **TINY_ENCODER, "is_decoder": True, "use_cache": True}
+    )
     assert config.is_causal and config.hidden_size == 32
     assert config_from_hf(config_to_hf(config)) == config
     assert config_from_hf({}) == EncoderConfig()  # transformers' defaults are BERT-base's too
@@ -221,7 +215,7 @@ def test_config_translation():
     with pytest.raises(ValueError, match="absolute position"):
         config_from_hf({"position_embedding_type": "relative_key"})
     with pytest.raises(ValueError, match="pre_layer_norm"):
-        config_to_hf(EncoderConfig(**TINY, pre_layer_norm=True))
+        config_to_hf(tiny_encoder_config(pre_layer_norm=True))
     with pytest.raises(TypeError, match="BertModel"):
         save_bert(torch.nn.Linear(2, 2), "unused")
 
@@ -230,10 +224,10 @@ def test_save_bert_writes_a_tokenizer_that_load_bert_reads(tmp_path):
     from mlmcourse.tokenization import WordLevelTokenizer
 
     tokenizer = WordLevelTokenizer.train(["the cat sat on the mat", "a dog ran"])
-    config = EncoderConfig(**{**TINY, "vocab_size": tokenizer.vocab_size})
+    config = tiny_encoder_config(vocab_size=tokenizer.vocab_size)
     save_bert(BertModel(config), tmp_path, tokenizer=tokenizer)
     _, loaded = load_bert(tmp_path)
     assert loaded.get_vocab() == tokenizer.get_vocab()
-    small = EncoderConfig(**{**TINY, "vocab_size": 5})
+    small = tiny_encoder_config(vocab_size=5)
     with pytest.raises(ValueError, match="embedding rows"):
         save_bert(BertModel(small), tmp_path / "small", tokenizer=tokenizer)

@@ -10,26 +10,19 @@ import torch.nn.functional as F
 
 from mlmcourse.checkpoint import load_checkpoint, save_checkpoint
 from mlmcourse.mlm import BertForMaskedLM, export_hf, masked_lm_loss, unigram_baseline
-from mlmcourse.model import EncoderConfig
+from tests.tiny import tiny_encoder_config
 
-CONFIG = dict(
-    vocab_size=50,
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    intermediate_size=64,
-    max_position_embeddings=16,
-)
+VOCAB_SIZE = 50  # the error messages below name it
 
 
 def _model(**kw) -> BertForMaskedLM:
     torch.manual_seed(0)
-    return BertForMaskedLM(EncoderConfig(**{**CONFIG, **kw})).eval()
+    return BertForMaskedLM(tiny_encoder_config(vocab_size=VOCAB_SIZE, **kw)).eval()
 
 
 def _batch(seed: int = 0, b: int = 3, t: int = 10) -> dict:
     g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(5, CONFIG["vocab_size"], (b, t), generator=g)
+    ids = torch.randint(5, VOCAB_SIZE, (b, t), generator=g)
     masked = torch.rand(b, t, generator=g) < 0.3
     masked[0, 1] = True
     labels = torch.where(masked, ids, torch.full_like(ids, -100))
@@ -56,10 +49,10 @@ def test_labelled_logits_are_the_full_logits_at_labelled_positions():
     full = model(batch["input_ids"], batch["attention_mask"]).logits  # (B, T, V)
     out = model(**batch)
     selected = batch["labels"] != -100
-    assert out.logits.shape == (int(selected.sum()), CONFIG["vocab_size"])
+    assert out.logits.shape == (int(selected.sum()), VOCAB_SIZE)
     torch.testing.assert_close(out.logits, full[selected], atol=1e-5, rtol=1e-5)
     reference = F.cross_entropy(
-        full.view(-1, CONFIG["vocab_size"]), batch["labels"].view(-1), ignore_index=-100
+        full.view(-1, VOCAB_SIZE), batch["labels"].view(-1), ignore_index=-100
     )
     torch.testing.assert_close(out.loss, reference, atol=1e-5, rtol=1e-5)
 
@@ -69,7 +62,7 @@ def test_a_batch_with_nothing_masked_gives_zero_loss_not_nan():
     batch = _batch()
     batch["labels"] = torch.full_like(batch["labels"], -100)
     out = model(**batch)
-    assert out.loss.item() == 0.0 and out.logits.shape == (0, CONFIG["vocab_size"])
+    assert out.loss.item() == 0.0 and out.logits.shape == (0, VOCAB_SIZE)
     out.loss.backward()  # still differentiable: a training step on it is a no-op, not a crash
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     assert grads and all(torch.isfinite(g).all() and not g.any() for g in grads)

@@ -8,8 +8,8 @@ import torch
 from mlmcourse.data import Probe
 from mlmcourse.masking import MLMCollator
 from mlmcourse.mlm import BertForMaskedLM, fill_mask, fill_mask_accuracy, predictions_table
-from mlmcourse.model import EncoderConfig
 from mlmcourse.tokenization import WordLevelTokenizer
+from tests.tiny import tiny_encoder_config
 
 TEXTS = [
     "Tival is the capital of Peifi .",
@@ -27,15 +27,7 @@ def tokenizer():
 @pytest.fixture()
 def model(tokenizer):
     torch.manual_seed(0)
-    config = EncoderConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=32,
-        hidden_dropout_prob=0.3,
-    )
+    config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, hidden_dropout_prob=0.3)
     return BertForMaskedLM(config).train()  # dropout on: fill_mask must turn it off
 
 

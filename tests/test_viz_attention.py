@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from mlmcourse.model import BertModel, EncoderConfig, attention_allowed  # noqa: E402
+from mlmcourse.model import BertModel, attention_allowed  # noqa: E402
 from mlmcourse.viz.attention import (  # noqa: E402
     attention_explorer,
     figure_html,
@@ -19,6 +19,7 @@ from mlmcourse.viz.attention import (  # noqa: E402
     plot_masks,
     sentence_attentions,
 )
+from tests.tiny import tiny_encoder_config  # noqa: E402
 
 TOKENS = ["[CLS]", "the", "cat", "[SEP]"]
 
@@ -97,14 +98,7 @@ class _Tokenizer:
 
 def test_explorer_runs_the_model_and_redraws_on_every_control():
     torch.manual_seed(0)
-    config = EncoderConfig(
-        vocab_size=4,
-        hidden_size=8,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=16,
-    )
-    model = BertModel(config).train()
+    model = BertModel(tiny_encoder_config(vocab_size=len(TOKENS), num_attention_heads=2)).train()
     tokens, attentions = sentence_attentions(model, _Tokenizer(), "the cat")
     assert tokens == TOKENS and len(attentions) == 2 and attentions[0].shape == (2, 4, 4)
     assert model.training  # left as it was found

