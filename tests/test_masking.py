@@ -434,3 +434,11 @@ def test_span_rate_holds_on_short_rows_too():
     assert abs(target.mean().item() - 0.15) < 0.005
     assert abs(target[:, 0].mean().item() - 0.15) < 0.01  # first position: no edge deficit
     assert abs(target[:, -1].mean().item() - 0.15) < 0.01
+
+
+@pytest.mark.parametrize(("good", "bad"), [(MASK, float(MASK)), (1, True)])
+def test_a_bad_setting_is_refused_even_after_the_equal_good_one_was_used(good, bad):
+    ids = make_batch(rows=2, width=8)
+    mask_tokens(ids, **{**kw(), "mask_token_id": good})  # cached: a loop masks every step
+    with pytest.raises((TypeError, ValueError), match="mask_token_id"):
+        mask_tokens(ids, **{**kw(), "mask_token_id": bad})

@@ -216,7 +216,7 @@ class Replacement:
         return inputs, labels
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=32, typed=True)  # 4.0 and True must not hit 4 and 1
 def _replacement(
     mask_token_id: Any,
     special_ids: tuple[int, ...],
