@@ -8,10 +8,14 @@ calls (:func:`mlmcourse.pretraining.pretrain`) does the work, so the CLI and the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
 
 from mlmcourse import pretraining
 from mlmcourse.checks import ConfigError, FileFormatError
@@ -41,8 +45,6 @@ def keys_help() -> str:
 
 
 def _parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
-    import yaml
-
     overrides = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -70,14 +72,10 @@ def resume_command(args: argparse.Namespace, checkpoint: str) -> str:
 
 def _interrupted_outside_the_loop(args: argparse.Namespace, output_dir: str) -> None:
     """Ctrl-C before the first step or after the last: point at the checkpoint there is, if any."""
-    from pathlib import Path
-
     state = Path(output_dir) / "trainer_state.json" if output_dir else None
     if state is None or not state.is_file():
         print("mlmcourse pretrain: interrupted; no checkpoint was saved", file=sys.stderr)
         return
-    import json
-
     step = json.loads(state.read_text(encoding="utf-8")).get("step")
     print(
         f"mlmcourse pretrain: interrupted; the last checkpoint (step {step}) is in {output_dir}\n"

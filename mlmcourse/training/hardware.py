@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from mlmcourse.checks import check_choice
 from mlmcourse.training.config import PRECISIONS
@@ -104,8 +105,6 @@ def unwrap_model(model: nn.Module) -> nn.Module:
 def wrap_ddp(model: nn.Module, device: torch.device) -> nn.Module:
     """``DistributedDataParallel``: it copies rank 0's weights to every rank at construction and
     averages the gradients over the ranks during ``backward``, so every rank takes the same step."""
-    from torch.nn.parallel import DistributedDataParallel
-
     if isinstance(model, DistributedDataParallel):
         return model
     return DistributedDataParallel(

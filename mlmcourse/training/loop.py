@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from mlmcourse import checkpoint
 from mlmcourse.distributed import barrier, get_world_size
@@ -132,12 +133,10 @@ def _ddp_or_none(model: nn.Module, device: torch.device) -> nn.Module | None:
 
 def _progress_bar(config: TrainingConfig, start: int, enabled: bool):
     """A tqdm bar over the steps, shown by rank 0 only."""
-    from tqdm.auto import tqdm
-
     return tqdm(
         total=config.max_steps,
         initial=start,
-        desc="pretraining",
+        desc="training",
         unit="step",
         disable=not (enabled and is_main_process()),
         dynamic_ncols=True,
