@@ -36,7 +36,7 @@ def free_port() -> int:
 def worker(config: str, overrides: dict) -> None:
     """Runs inside torchrun: pretrain, then rank 0 prints one JSON line."""
     from mlmcourse.distributed import barrier, destroy_distributed
-    from mlmcourse.training import load_config, pretrain
+    from mlmcourse.pretraining import load_config, pretrain
 
     run = pretrain(load_config(config, overrides), progress=False, log=None)
     train = run.result.history["train"]

@@ -2,107 +2,49 @@
 
 The YAML file is a flat mapping of the keys listed by ``python -m mlmcourse pretrain --help``;
 ``--set key=value`` overrides one key without editing the file. The same function the chapter
-calls (:func:`mlmcourse.training.pretrain`) does the work, so the CLI and the book cannot drift.
+calls (:func:`mlmcourse.pretraining.pretrain`) does the work, so the CLI and the book cannot drift.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
-import textwrap
 from collections.abc import Sequence
-from dataclasses import fields
+from pathlib import Path
 
-# The groups `--help` shows the keys in; a test checks every key is in exactly one of them.
-KEY_GROUPS: dict[str, tuple[str, ...]] = {
-    "objective and data": (
-        "training_mode",
-        "dataset",
-        "tokenizer",
-        "vocab_size",
-        "max_length",
-    ),
-    "masking": ("mlm_probability", "mask_replace_prob", "random_replace_prob", "masking_strategy"),
-    "model size": (
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "hidden_dropout_prob",
-        "attention_probs_dropout_prob",
-        "pre_layer_norm",
-        "init_from",
-    ),
-    "optimisation": (
-        "max_steps",
-        "learning_rate",
-        "lr_scheduler_type",
-        "warmup_steps",
-        "min_lr_ratio",
-        "weight_decay",
-        "adam_beta1",
-        "adam_beta2",
-        "adam_epsilon",
-        "max_grad_norm",
-        "batch_size",
-        "gradient_accumulation_steps",
-        "seed",
-        "precision",
-        "device",
-    ),
-    "scaling out and speed (torchrun, GPUs)": ("torch_compile", "scale_lr_with_world_size"),
-    "evaluation, logging and checkpoints": (
-        "eval_steps",
-        "eval_batch_size",
-        "eval_seed",
-        "final_evaluation",
-        "logging_steps",
-        "save_steps",
-        "output_dir",
-        "resume_from_checkpoint",
-    ),
-}
+import yaml
+
+from mlmcourse import pretraining
+from mlmcourse.checks import ConfigError, FileFormatError
+from mlmcourse.distributed import barrier, destroy_distributed
+from mlmcourse.options import keys_by_group, options_help
+from mlmcourse.training import TrainingInterrupted
+
+# The groups `--help` shows the keys in, from the fields of PretrainConfig.
+KEY_GROUPS: dict[str, tuple[str, ...]] = keys_by_group(
+    pretraining.PretrainConfig, pretraining.GROUPS
+)
+
+EXAMPLES = """
+example:
+  python -m mlmcourse pretrain --config world --set max_steps=200 --set output_dir=runs/world
+
+on 2 processes (GPUs, or CPU processes with gloo):
+  torchrun --nproc_per_node=2 -m mlmcourse pretrain --config world
+
+Ctrl-C stops after the current step, saves a checkpoint to output_dir (if set) and prints the \
+command that resumes the run."""
 
 
 def keys_help() -> str:
     """Every config key with its default and meaning, grouped, for ``--help``."""
-    from mlmcourse.training import HELP, PretrainConfig
-
-    defaults = {f.name: f.default for f in fields(PretrainConfig)}
-    lines = ["config keys (YAML; default in brackets):"]
-    for group, keys in KEY_GROUPS.items():
-        lines.append(f"\n  {group}:")
-        for key in keys:
-            default = defaults[key]
-            shown = (
-                "''"
-                if default == ""
-                else str(default).lower()
-                if isinstance(default, bool)
-                else default
-            )
-            lines.append(f"    {key} [{shown}]")
-            lines.extend(
-                textwrap.wrap(
-                    HELP[key], width=88, initial_indent=" " * 8, subsequent_indent=" " * 8
-                )
-            )
-    lines.append(
-        "\nexample:\n  python -m mlmcourse pretrain --config world --set max_steps=200 "
-        "--set output_dir=runs/world"
-        "\n\non 2 processes (GPUs, or CPU processes with gloo):\n  torchrun "
-        "--nproc_per_node=2 -m mlmcourse pretrain --config world"
-        "\n\nCtrl-C stops after the current step, saves a checkpoint to output_dir (if set) and "
-        "prints the command that resumes the run."
-    )
-    return "\n".join(lines)
+    return options_help(pretraining.PretrainConfig, pretraining.GROUPS) + "\n" + EXAMPLES
 
 
 def _parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
-    import yaml
-
     overrides = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -130,14 +72,10 @@ def resume_command(args: argparse.Namespace, checkpoint: str) -> str:
 
 def _interrupted_outside_the_loop(args: argparse.Namespace, output_dir: str) -> None:
     """Ctrl-C before the first step or after the last: point at the checkpoint there is, if any."""
-    from pathlib import Path
-
     state = Path(output_dir) / "trainer_state.json" if output_dir else None
     if state is None or not state.is_file():
         print("mlmcourse pretrain: interrupted; no checkpoint was saved", file=sys.stderr)
         return
-    import json
-
     step = json.loads(state.read_text(encoding="utf-8")).get("step")
     print(
         f"mlmcourse pretrain: interrupted; the last checkpoint (step {step}) is in {output_dir}\n"
@@ -193,19 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    from mlmcourse.checks import ConfigError, FileFormatError
-    from mlmcourse.training import TrainingInterrupted, load_config, pretrain
-
     try:
-        config = load_config(args.config, _parse_overrides(args.overrides))
+        config = pretraining.load_config(args.config, _parse_overrides(args.overrides))
     except (ValueError, TypeError, OSError) as exc:
         _error(exc)
         return 2
-    from mlmcourse.distributed import barrier, destroy_distributed
-
     debug = bool(os.environ.get("MLMCOURSE_DEBUG"))
     try:  # under torchrun, pretrain joins the process group; leave it cleanly at the end
-        pretrain(config, progress=not args.no_progress)
+        pretraining.pretrain(config, progress=not args.no_progress)
         barrier()
     except TrainingInterrupted as stop:
         print(f"mlmcourse pretrain: {stop}", file=sys.stderr)

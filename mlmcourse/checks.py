@@ -7,11 +7,14 @@ caller already expects (``ValueError``, ``TypeError``, ``FileNotFoundError``), s
 ``except ValueError`` keeps working:
 
 - :class:`ConfigError` (``ValueError``): a configuration value or file is wrong;
+- :class:`WrongTypeError` (``TypeError`` and ``ValueError``): a value of the wrong type;
 - :class:`FileFormatError` (``ValueError``): a file exists but cannot be read as what it
   should be (truncated, corrupt, wrong encoding); the message names the path;
 - :class:`TextEncodingError` (:class:`FileFormatError`): a text file is not UTF-8.
 
-New validation code uses these helpers rather than writing its own ``if ...: raise``.
+New validation code uses these helpers rather than writing its own ``if ...: raise``. Where a
+caller needs its own message, :func:`is_int` and :func:`is_number` are the one place that says
+a bool is not a number (Python says ``True == 1``).
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ __all__ = [
     "ConfigError",
     "FileFormatError",
     "TextEncodingError",
+    "WrongTypeError",
+    "is_int",
+    "is_number",
     "check_int",
     "check_positive_int",
+    "check_non_negative_int",
     "check_probability",
     "check_number",
+    "check_choice",
+    "check_bool",
     "check_path_exists",
     "check_integer_values",
     "decode_text",
@@ -53,10 +62,29 @@ class TextEncodingError(FileFormatError):
     """A text file is not valid UTF-8; the message names the path, the line and the fix."""
 
 
+class WrongTypeError(TypeError, ValueError):
+    """A value of the wrong type (``"32"`` where an int belongs).
+
+    A ``TypeError``, and a ``ValueError`` too: it is a wrong value the user gave, and code
+    written before these checks (``except ValueError``) must go on catching it.
+    """
+
+
+def is_int(value: Any) -> bool:
+    """True for an int (NumPy's too), False for a bool: ``True`` is an int to Python, never a
+    count or a size to us."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """True for a real number (int, float, NumPy's), False for a bool (see :func:`is_int`)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     """``value`` as an int (NumPy ints too, never a bool), at least ``minimum`` if given."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r:.80}")
+    if not is_int(value):
+        raise WrongTypeError(f"{name} must be an int, got {type(value).__name__}: {value!r:.80}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
@@ -67,10 +95,17 @@ def check_positive_int(value: Any, name: str) -> int:
     return check_int(value, name, minimum=1)
 
 
+def check_non_negative_int(value: Any, name: str) -> int:
+    """``value`` as an int >= 0 (a seed, an interval where 0 means never)."""
+    return check_int(value, name, minimum=0)
+
+
 def check_probability(value: Any, name: str) -> float:
     """``value`` as a float in [0, 1] (NaN and bools are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}: {value!r}")
+    if not is_number(value):
+        raise WrongTypeError(
+            f"{name} must be a number in [0, 1], got {type(value).__name__}: {value!r}"
+        )
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {value!r}")
     return float(value)
@@ -90,8 +125,8 @@ def check_number(
     Infinity and NaN are refused: an infinite learning rate or epsilon is a typo, and torch
     would only fail later (or never, and train on NaNs).
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
+    if not is_number(value):
+        raise WrongTypeError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     too_low = value <= low if low_open else value < low
@@ -102,6 +137,20 @@ def check_number(
         interval = f"{left}{low:g}, {high:g}{right}"
         raise ValueError(f"{name} must be in {interval}, got {value!r}")
     return float(value)
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices`` (a schedule, a precision, a strategy...)."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not 0/1, not the string ``"yes"``)."""
+    if value is not True and value is not False:
+        raise WrongTypeError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def check_path_exists(path: str | os.PathLike, what: str, *, kind: str = "any") -> Path:
@@ -139,7 +188,7 @@ def check_integer_values(values: Any, name: str) -> None:
         fractional = array[array != np.floor(array)]
         array = (fractional if fractional.size else array).astype(object)
     for value in array.flat:
-        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        if not is_int(value):  # np.bool_ is no numbers.Integral
             shown = value.item() if isinstance(value, np.generic) else value
             raise TypeError(
                 f"{name} must hold integer ids, found {shown!r} ({type(value).__name__}); a "

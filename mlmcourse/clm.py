@@ -26,6 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse.checks import check_positive_int
 from mlmcourse.masking import IGNORE_INDEX, MLMCollator
 from mlmcourse.mlm import TiedLMModel
 from mlmcourse.model import EncoderConfig
@@ -228,16 +229,11 @@ def generate(
     which is fine for sentences of a few dozen tokens.
     """
     _check_causal(model, "generate")
-    if (
-        not isinstance(max_new_tokens, int)
-        or isinstance(max_new_tokens, bool)
-        or max_new_tokens < 1
-    ):
-        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    check_positive_int(max_new_tokens, "max_new_tokens")
     if not isinstance(temperature, int | float) or not temperature > 0:
         raise ValueError(f"temperature must be > 0 (lower is greedier), got {temperature!r}")
-    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
-        raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
+    if top_k is not None:
+        check_positive_int(top_k, "top_k")
     ids = _prompt_ids(tokenizer, prompt)
     never = _never(tokenizer)
     limit = model.config.max_position_embeddings
@@ -284,11 +280,8 @@ def mask_predict(
         raise ValueError(
             "mask_predict needs a masked LM (is_causal=False); for a causal LM use generate"
         )
-    if not isinstance(num_tokens, int) or isinstance(num_tokens, bool) or num_tokens < 1:
-        raise ValueError(f"num_tokens must be a positive int, got {num_tokens!r}")
-    iterations = num_tokens if iterations is None else iterations
-    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    check_positive_int(num_tokens, "num_tokens")
+    iterations = check_positive_int(num_tokens if iterations is None else iterations, "iterations")
     prompt_ids = _prompt_ids(tokenizer, prompt)
     start = len(prompt_ids)
     ids = prompt_ids + [tokenizer.mask_token_id] * num_tokens + [tokenizer.sep_token_id]
@@ -334,8 +327,7 @@ def next_word(model: nn.Module, tokenizer: Any, text: str, top_k: int = 5) -> li
     whole vocabulary, and ``[SEP]`` (shown as the end of the sentence) may be a candidate.
     """
     _check_causal(model, "next_word")
-    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+    check_positive_int(top_k, "top_k")
     mask_token = tokenizer.convert_ids_to_tokens([tokenizer.mask_token_id])[0]
     prefix = left_context(text, mask_token) if mask_token in text else text
     ids = _prompt_ids(tokenizer, prefix)

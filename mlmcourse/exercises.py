@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlmcourse.checks import is_number
+
 __all__ = ["Case", "ExerciseNotPassed", "check", "grade", "values_equal"]
 
 STRICT_ENV = "MLMCOURSE_STRICT_EXERCISES"
@@ -208,7 +210,7 @@ def grade(fn: Callable[..., Any], cases: Sequence[Case], *, points: float = 1) -
     With ``MLMCOURSE_STRICT_EXERCISES=1`` in the environment, anything short of full marks
     raises :class:`ExerciseNotPassed`, so a reference solution that breaks fails the build.
     """
-    if isinstance(points, bool) or not isinstance(points, int | float) or not points > 0:
+    if not is_number(points) or not points > 0:
         raise ValueError(f"grade() needs points > 0, got {points!r}")
     earned = float(points) if check(fn, cases) else 0.0
     if earned < points and os.environ.get(STRICT_ENV, "") not in ("", "0"):

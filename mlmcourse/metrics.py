@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from mlmcourse.checks import is_number
 from mlmcourse.masking import IGNORE_INDEX
 
 if TYPE_CHECKING:  # torch is only needed by `token_accuracy_from_ids`
@@ -158,7 +159,7 @@ def _count(
 def _check_zero_division(zero_division: ZeroDivision) -> float:
     if zero_division == "warn":
         return 0.0
-    if zero_division in (0, 1) and not isinstance(zero_division, bool):
+    if is_number(zero_division) and zero_division in (0, 1):
         return float(zero_division)
     raise ValueError(f"zero_division must be 'warn', 0 or 1, got {zero_division!r}")
 

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checks import check_positive_int
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import ACTIVATIONS, BertModel, EncoderConfig
 from mlmcourse.runtime import is_compiling
@@ -259,8 +260,7 @@ def fill_mask(
     (eval mode) while predicting, and the model's mode is restored after. Special tokens are
     never proposed; ``score`` is the softmax probability over the whole vocabulary.
     """
-    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+    check_positive_int(top_k, "top_k")
     ids, positions = _encode_masked(tokenizer, text)
     device = torch.device(device) if device is not None else next(model.parameters()).device
     was_training = model.training

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checks import check_bool, is_int, is_number
 from mlmcourse.runtime import is_compiling
 
 __all__ = [
@@ -97,8 +98,9 @@ class EncoderConfig:
             "type_vocab_size",
         ):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            if not is_int(value) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+            setattr(self, name, int(value))  # a NumPy int would not go into config.json
         if self.hidden_size % self.num_attention_heads != 0:
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
@@ -107,28 +109,23 @@ class EncoderConfig:
             )
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < 1:
+            if not is_number(value) or not 0 <= value < 1:
                 raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
         for name in ("layer_norm_eps", "initializer_range"):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+            if not is_number(value) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(
                 f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
             )
-        if (
-            not isinstance(self.pad_token_id, int)
-            or isinstance(self.pad_token_id, bool)
-            or not 0 <= self.pad_token_id < self.vocab_size
-        ):
+        if not is_int(self.pad_token_id) or not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(
                 f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.pad_token_id!r}"
             )
         for name in ("pre_layer_norm", "is_causal"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check_bool(getattr(self, name), name)
 
     @property
     def attention_head_size(self) -> int:

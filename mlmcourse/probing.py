@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checks import check_positive_int
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.ner import (
     BertForTokenClassification,
@@ -110,9 +111,8 @@ def linear_probe(
     """
     if not train_sentences or not eval_sentences:
         raise ValueError("linear_probe needs training and evaluation sentences, got an empty list")
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    check_positive_int(epochs, "epochs")
+    check_positive_int(batch_size, "batch_size")
     encoder = _encoder(encoder)
     label_vocab = label_vocab or LabelVocab.from_sentences(train_sentences)
     features, labels = token_features(encoder, tokenizer, train_sentences, label_vocab)

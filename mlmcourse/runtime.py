@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from mlmcourse.checks import is_int
+
 if TYPE_CHECKING:  # torch is imported lazily so `import mlmcourse` stays fast
     import torch
 
@@ -74,7 +76,7 @@ def set_seed(seed: int) -> None:
     Code that needs its own stream of randomness should still take a ``torch.Generator``;
     this only fixes the global state that layers such as dropout draw from.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     import numpy as np
     import torch

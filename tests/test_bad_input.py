@@ -429,13 +429,13 @@ def test_optimiser_settings_torch_would_refuse_late_are_refused_by_the_config():
 
 
 def test_ctrl_c_outside_the_steps_points_at_the_last_checkpoint(tmp_path, monkeypatch, capsys):
-    import mlmcourse.training
+    import mlmcourse.pretraining
     from mlmcourse.__main__ import main
 
     def interrupted(config, progress):
         raise KeyboardInterrupt  # e.g. during the final evaluation
 
-    monkeypatch.setattr(mlmcourse.training, "pretrain", interrupted)
+    monkeypatch.setattr(mlmcourse.pretraining, "pretrain", interrupted)
     out = tmp_path / "run"
     assert main(["pretrain", "--config", "world", "--set", f"output_dir={out}"]) == 130
     assert capsys.readouterr().err == "mlmcourse pretrain: interrupted; no checkpoint was saved\n"

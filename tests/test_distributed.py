@@ -88,7 +88,7 @@ def _rank_main(rank: int, world_size: int, port: int, config: dict, out_dir: str
     )
     torch.set_num_threads(1)
     import mlmcourse.checkpoint as checkpoint
-    import mlmcourse.training as training
+    import mlmcourse.pretraining.recipe as training
 
     saves: list[str] = []
     initial: dict[str, torch.Tensor] = {}

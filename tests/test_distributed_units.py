@@ -177,9 +177,9 @@ def test_scaling_keys_are_config_keys():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="pinned memory needs CUDA")
 def test_batches_reach_the_gpu_through_pinned_memory():
-    from mlmcourse.training import _to_device
+    from mlmcourse.training import to_device
 
-    moved = _to_device({"input_ids": torch.arange(6).view(2, 3)}, torch.device("cuda"))
+    moved = to_device({"input_ids": torch.arange(6).view(2, 3)}, torch.device("cuda"))
     assert moved["input_ids"].is_cuda and moved["input_ids"].tolist() == [[0, 1, 2], [3, 4, 5]]
 
 

@@ -1,0 +1,117 @@
+"""Reading a pretraining config: a YAML file, a shipped config's name, or a mapping of keys.
+
+Every way a config file can be wrong gets a message that names the file, the line or the key
+(a typo silently ignored would train the wrong model).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.resources
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mlmcourse.checks import ConfigError, read_text
+from mlmcourse.pretraining.config import PretrainConfig, config_keys
+
+__all__ = ["load_config", "read_yaml_mapping"]
+
+
+def load_config(
+    source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+) -> PretrainConfig:
+    """A :class:`PretrainConfig` from a YAML file, a shipped config's name, or a mapping.
+
+    ``overrides`` (e.g. from ``--set max_steps=10``) win over the file. An unknown key is an
+    error that lists the valid ones (a typo silently ignored would train the wrong model).
+    """
+    if isinstance(source, Mapping):
+        values = dict(source)
+    elif isinstance(source, str | Path):
+        values = read_yaml_mapping(_config_path(source))
+    else:
+        raise TypeError(
+            f"load_config takes a YAML path, a shipped config's name or a mapping of keys, got "
+            f"{type(source).__name__}: {source!r:.60}"
+        )
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(
+            f"overrides must be a mapping such as {{'max_steps': 10}}, got "
+            f"{type(overrides).__name__}: {overrides!r:.60}"
+        )
+    values.update(overrides or {})
+    _check_known(values)
+    return PretrainConfig(**values)
+
+
+def _check_known(keys: Iterable[Any]) -> None:
+    """Refuse unknown keys, suggesting the closest valid one and listing them all."""
+    valid = config_keys()
+    unknown = [k for k in keys if k not in valid]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), valid, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(
+            f"unknown config key(s) {', '.join(hints)}; valid keys are: {', '.join(valid)}"
+        )
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """The ``key: value`` mapping of a YAML config file; every way it can be wrong is explained.
+
+    A syntax error names the file, line and column (PyYAML's own message follows); an empty
+    file (or one of only comments) is an error rather than a silent run on the defaults,
+    since it is far more often the wrong file, or one not saved yet, than a wish.
+    """
+    text = read_text(path, "config file")
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            f"{_where(path, exc)}: YAML syntax error: {_problem(exc)}. Each line should read "
+            f"`key: value`"
+        ) from None
+    if loaded is None:
+        raise ConfigError(
+            f"{path} is empty (no keys). Write the keys to change, e.g. `max_steps: 200`; to "
+            f"train on the defaults on purpose, write `{{}}` or use --config world"
+        )
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} must hold a YAML mapping of key: value, got {loaded!r}")
+    return loaded
+
+
+def _where(path: Path, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    return f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+
+
+def _problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's problem, and where the construct it belongs to started if on another line."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None and mark is not None and start.line != mark.line:
+        problem += f" ({context} that starts at line {start.line + 1})"
+    return problem
+
+
+def _config_path(source: str | Path) -> Path:
+    """``source`` itself if it is a file, else the shipped config of that name."""
+    path = Path(source)
+    if path.is_file():
+        return path
+    shipped = Path(str(importlib.resources.files("mlmcourse") / "configs"))
+    named = shipped / f"{source}.yaml"
+    if named.is_file():
+        return named
+    names = sorted(p.stem for p in shipped.glob("*.yaml")) if shipped.is_dir() else []
+    raise FileNotFoundError(
+        f"config {str(source)!r} is neither a file nor a shipped config; shipped configs: "
+        f"{', '.join(names) or 'none'}"
+    )

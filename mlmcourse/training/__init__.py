@@ -1,0 +1,87 @@
+"""A plain, readable training loop: AdamW, warmup + decay, clipping, accumulation, evaluation.
+
+No callback framework: :func:`train` is one loop a reader can follow top to bottom. What makes
+it a *real* loop rather than a toy is what it guards against, one module each:
+
+- :mod:`~mlmcourse.training.config`: :class:`TrainingConfig`, every knob checked on creation;
+- :mod:`~mlmcourse.training.optim`: weight decay only on weight matrices (never on biases or
+  LayerNorm), as BERT does; a linear warmup, then cosine or linear decay, as a ``LambdaLR``;
+- :mod:`~mlmcourse.training.batches`: every batch a pure function of its index
+  (:class:`MLMBatches`), so a resumed run sees the same data and masks as an uninterrupted one;
+- :mod:`~mlmcourse.training.evaluation`: a fixed, pre-masked validation set, with accuracy
+  weighted by token (not the mean of per-batch accuracies, a classic bug) and
+  perplexity = exp(mean loss);
+- :mod:`~mlmcourse.training.step`: gradient accumulation, clipping, one optimiser step;
+- :mod:`~mlmcourse.training.stopping`: a NaN or inf loss stops the run with the step where it
+  happened; Ctrl-C stops between two steps and saves a checkpoint;
+- :mod:`~mlmcourse.training.hardware`: bf16 autocast on CUDA, plain fp32 on CPU,
+  ``torch.compile``, and ``DistributedDataParallel`` under ``torchrun``;
+- :mod:`~mlmcourse.training.loop`: :func:`train` itself.
+
+The loop knows nothing of pretraining: the recipe behind ``python -m mlmcourse pretrain``
+(YAML configs, tokenizer, model, data) is :mod:`mlmcourse.pretraining`, built on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlmcourse.training.batches import MLMBatches, fixed_eval_batches
+from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig
+from mlmcourse.training.evaluation import evaluate, targets, to_device
+from mlmcourse.training.hardware import (
+    CompileFallback,
+    autocast_context,
+    is_main_process,
+    on_main_process,
+    unwrap_model,
+    wrap_ddp,
+)
+from mlmcourse.training.loop import Checkpointer, TrainResult, train
+from mlmcourse.training.optim import (
+    build_optimizer,
+    build_scheduler,
+    get_scheduler,
+    lr_multiplier,
+    param_groups,
+)
+from mlmcourse.training.stopping import StopRequest, TrainingDivergedError, TrainingInterrupted
+
+__all__ = [
+    "TrainingConfig",
+    "TrainResult",
+    "TrainingDivergedError",
+    "TrainingInterrupted",
+    "MLMBatches",
+    "param_groups",
+    "build_optimizer",
+    "build_scheduler",
+    "get_scheduler",
+    "autocast_context",
+    "evaluate",
+    "train",
+    "is_main_process",
+    "on_main_process",
+    "SCHEDULES",
+    "PRECISIONS",
+    "fixed_eval_batches",
+    "lr_multiplier",
+    "CompileFallback",
+    "Checkpointer",
+    "StopRequest",
+    "to_device",
+    "targets",
+    "unwrap_model",
+    "wrap_ddp",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The pretraining names (``PretrainConfig``, ``load_config``, ``pretrain``...) that moved
+    to :mod:`mlmcourse.pretraining`, importable from here as they always were. Looked up when
+    asked for: that package is built on this one, so importing it here would be circular."""
+    import mlmcourse.pretraining as pretraining
+
+    if name in getattr(pretraining, "__all__", ()):
+        return getattr(pretraining, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,99 @@
+"""Evaluation on a fixed validation set: loss, accuracy and perplexity, weighted by token.
+
+Each batch's mean loss counts in proportion to its number of labelled tokens, so a batch with
+3 masked tokens does not weigh as much as one with 300 (averaging per-batch accuracies is a
+classic bug), and perplexity is ``exp`` of the mean loss per labelled token.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import torch
+from torch import nn
+
+from mlmcourse.masking import IGNORE_INDEX
+from mlmcourse.training.hardware import autocast_context, unwrap_model
+
+__all__ = ["evaluate", "to_device", "targets", "count_targets"]
+
+
+def to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move a batch to ``device``; for a GPU through pinned (page-locked) host memory, which
+    lets the copy run asynchronously (``non_blocking``) instead of through a staging buffer."""
+    if device.type == "cuda":
+        batch = {k: v.pin_memory() if v.device.type == "cpu" else v for k, v in batch.items()}
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def targets(model: nn.Module, labels: torch.Tensor) -> torch.Tensor:
+    """The labels as the model scores them: a causal LM shifts them by one (``shift_labels``)."""
+    shift = getattr(unwrap_model(model), "shift_labels", None)
+    return shift(labels) if shift is not None else labels
+
+
+def count_targets(model: nn.Module, batch: Mapping[str, torch.Tensor]) -> int:
+    """How many tokens of ``batch`` the model is asked to predict."""
+    return int((targets(model, batch["labels"]) != IGNORE_INDEX).sum())
+
+
+def _predicted_logits(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Logits at the labelled positions, ``(N, V)``, whichever layout the model returned.
+
+    Our ``BertForMaskedLM`` already returns only those rows; a model returning ``(B, T, V)``
+    (``transformers.BertForMaskedLM``) is indexed here.
+    """
+    if logits.dim() == labels.dim() + 1 and logits.shape[:-1] == labels.shape:
+        return logits[labels != IGNORE_INDEX]
+    return logits
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    batches: Iterable[Mapping[str, torch.Tensor]],
+    *,
+    device: torch.device | str | None = None,
+    precision: str = "auto",
+    max_batches: int | None = None,
+) -> dict[str, float]:
+    """Masked-token loss, accuracy and perplexity over ``batches``, weighted by token.
+
+    Each batch's mean loss is multiplied by its number of labelled tokens before averaging, so a
+    batch with 3 masked tokens does not count as much as one with 300. ``perplexity`` is
+    ``exp(loss)``. The model is put in eval mode (no dropout) and restored afterwards.
+    """
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+    correct = torch.zeros((), dtype=torch.long, device=device)
+    n_tokens = torch.zeros((), dtype=torch.long, device=device)
+    try:
+        for i, batch in enumerate(batches):
+            if max_batches is not None and i >= max_batches:
+                break
+            batch = to_device(batch, device)
+            labels = targets(model, batch["labels"])
+            n = (labels != IGNORE_INDEX).sum()
+            if n.item() == 0:
+                continue
+            with autocast_context(device, precision):
+                out = model(**batch)
+            logits = _predicted_logits(out.logits, labels)
+            loss_sum += out.loss.double() * n
+            correct += (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
+            n_tokens += n
+    finally:
+        model.train(was_training)
+    total = n_tokens.item()
+    if total == 0:
+        raise ValueError("evaluate() found no labelled (masked) tokens in the given batches")
+    loss = (loss_sum / total).item()
+    return {
+        "loss": loss,
+        "accuracy": correct.item() / total,
+        "perplexity": math.exp(min(loss, 700.0)),
+        "tokens": total,
+    }

@@ -1,0 +1,105 @@
+"""AdamW with weight decay on weight matrices only, and a warmup-then-decay schedule.
+
+Decay pulls weights towards zero, a useful prior for matrices; for a bias or a LayerNorm gain
+zero is no sensible default, so they are left alone, as BERT does. Adam's second-moment
+estimates are noise in its first steps, so the learning rate ramps up before it decays.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlmcourse.checks import check_choice
+from mlmcourse.training.config import SCHEDULES, TrainingConfig
+
+__all__ = ["param_groups", "build_optimizer", "lr_multiplier", "get_scheduler", "build_scheduler"]
+
+
+def _no_decay(name: str, param: nn.Parameter) -> bool:
+    """Biases and normalisation weights are not decayed: shrinking them towards 0 only hurts."""
+    return param.ndim < 2 or name.endswith(".bias") or "LayerNorm" in name or "norm" in name
+
+
+def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Split parameters into a decayed group (weight matrices, embeddings) and a non-decayed one.
+
+    Tied parameters (the MLM decoder sharing the embedding matrix) appear once, because
+    ``named_parameters`` skips duplicates.
+    """
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        if param.requires_grad:
+            (no_decay if _no_decay(name, param) else decay).append(param)
+    return [
+        {"params": decay, "weight_decay": weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+
+
+def build_optimizer(model: nn.Module, config: TrainingConfig) -> torch.optim.AdamW:
+    """AdamW over :func:`param_groups`."""
+    return torch.optim.AdamW(
+        param_groups(model, config.weight_decay),
+        lr=config.learning_rate,
+        betas=(config.adam_beta1, config.adam_beta2),
+        eps=config.adam_epsilon,
+    )
+
+
+def lr_multiplier(
+    step: int, *, warmup_steps: int, total_steps: int, schedule: str, min_lr_ratio: float = 0.0
+) -> float:
+    """The factor applied to the peak learning rate at ``step`` (0-based optimiser steps).
+
+    Linear warmup from ~0 to 1 over ``warmup_steps``, then ``schedule`` decays it to
+    ``min_lr_ratio`` at ``total_steps``: ``cosine`` (half a cosine), ``linear`` or ``constant``.
+    Warmup matters for Adam: its second-moment estimates are noise in the first steps.
+    """
+    check_choice(schedule, "schedule", SCHEDULES)
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if schedule == "constant":
+        return 1.0
+    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
+    decay = 0.5 * (1.0 + math.cos(math.pi * progress)) if schedule == "cosine" else 1.0 - progress
+    return min_lr_ratio + (1.0 - min_lr_ratio) * decay
+
+
+def get_scheduler(
+    optimizer: torch.optim.Optimizer,
+    schedule: str,
+    *,
+    warmup_steps: int,
+    total_steps: int,
+    min_lr_ratio: float = 0.0,
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """A ``LambdaLR`` following :func:`lr_multiplier` (its state goes into checkpoints)."""
+    check_choice(schedule, "schedule", SCHEDULES)
+
+    def factor(step: int) -> float:
+        return lr_multiplier(
+            step,
+            warmup_steps=warmup_steps,
+            total_steps=total_steps,
+            schedule=schedule,
+            min_lr_ratio=min_lr_ratio,
+        )
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def build_scheduler(
+    optimizer: torch.optim.Optimizer, config: TrainingConfig
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The schedule ``config`` asks for, over ``config.max_steps`` steps."""
+    return get_scheduler(
+        optimizer,
+        config.lr_scheduler_type,
+        warmup_steps=config.warmup_steps,
+        total_steps=config.max_steps,
+        min_lr_ratio=config.min_lr_ratio,
+    )

@@ -1,0 +1,83 @@
+"""One optimiser step: forward and backward over the micro-batches, clip, step, schedule.
+
+Gradients of ``gradient_accumulation_steps`` micro-batches are summed before one step, each
+weighted by its share of the labelled tokens, so accumulating k micro-batches gives the same
+gradient as one batch k times larger, and N processes the same as one (see ``book/scaling.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+
+from mlmcourse.distributed import all_reduce_sum, get_rank, get_world_size, rank_step_seed
+from mlmcourse.training.evaluation import count_targets
+from mlmcourse.training.hardware import autocast_context
+
+__all__ = ["seed_dropout", "forward_backward", "optimizer_step"]
+
+
+def seed_dropout(seed: int, step: int) -> None:
+    """Under torchrun, give each rank its own dropout stream, a function of (seed, rank, step),
+    so the ranks drop different units and a resumed run draws the masks it would have drawn."""
+    if get_world_size() > 1:
+        torch.manual_seed(rank_step_seed(seed, get_rank(), step))
+
+
+def forward_backward(
+    model: nn.Module,
+    forward: Callable[..., object],
+    micro: Sequence[dict[str, torch.Tensor]],
+    precision: str = "auto",
+    ddp: nn.Module | None = None,
+) -> tuple[float, int]:
+    """Sum the gradients of ``micro`` into ``model``; the global batch's mean loss and tokens.
+
+    ``forward`` runs the model (compiled, or wrapped in ``ddp`` under torchrun); each
+    micro-batch's loss is weighted by its labelled tokens over those of the global batch.
+    """
+    device, world_size = micro[0]["labels"].device, get_world_size()
+    counts = [count_targets(model, batch) for batch in micro]
+    total = sum(counts)
+    if world_size > 1:  # labelled tokens of the global batch, over all ranks
+        total = int(all_reduce_sum(torch.tensor(total, device=device)))
+    loss_sum, tokens = torch.zeros((), device=device), 0
+    for k, (batch, n) in enumerate(zip(micro, counts, strict=True)):
+        # DDP all-reduces gradients during backward; on all but the last micro-batch it need
+        # not (the gradients are only summed locally), so skip the communication.
+        last = k == len(micro) - 1
+        with contextlib.nullcontext() if ddp is None or last else ddp.no_sync():
+            with autocast_context(device, precision):
+                loss = forward(**batch).loss
+            # DDP averages gradients over the ranks, hence the world_size factor.
+            (loss * (n * world_size / max(1, total))).backward()
+        loss_sum += loss.detach().float() * n
+        tokens += int(batch["attention_mask"].sum()) if "attention_mask" in batch else 0
+    if world_size > 1:  # the loss and token count of the global batch, the same on all ranks
+        both = [loss_sum.double(), loss_sum.new_tensor(tokens, dtype=torch.float64)]
+        sums = all_reduce_sum(torch.stack(both))
+        loss_sum, tokens = sums[0].float(), int(sums[1])
+    return (loss_sum / max(1, total)).item(), tokens
+
+
+def optimizer_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    max_grad_norm: float,
+) -> tuple[float, float]:
+    """Clip the gradient norm (unless ``max_grad_norm`` is 0), step and clear; the norm before
+    clipping and the learning rate the step used."""
+    grad_norm = (
+        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+        if max_grad_norm > 0
+        else float("nan")
+    )
+    lr = scheduler.get_last_lr()[0]
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return grad_norm, lr
