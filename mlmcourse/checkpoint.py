@@ -34,6 +34,7 @@ from torch import nn
 from mlmcourse import atomic
 from mlmcourse.atomic import recover_checkpoint_dir
 from mlmcourse.checks import ConfigError, check_path_exists, read_json, reading
+from mlmcourse.encoder_config import SIZE_FIELDS
 from mlmcourse.runtime import rng_state, set_rng_state
 from mlmcourse.weights import WeightsMismatchError, check_vocab_fits, load_state_strict
 
@@ -72,13 +73,7 @@ METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
 # Config keys that change the shape or meaning of the weights; dropout rates and the
 # initialiser range do not, so a checkpoint may be loaded into a model that differs there.
 ARCHITECTURE_KEYS = (
-    "vocab_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
+    *SIZE_FIELDS,
     "hidden_act",
     "pre_layer_norm",
     "is_causal",

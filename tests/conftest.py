@@ -60,3 +60,18 @@ def minilm_tokenizer():
 def world_tokenizer():
     """A word-level tokenizer on 300 world sentences (read-only: shared)."""
     return tiny.world_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, world_tokenizer):
+    """A saved checkpoint (step 3) of a seeded tiny MLM with the world tokenizer.
+
+    Shared by the session: copy it (``shutil.copytree``) before changing anything in it.
+    """
+    from mlmcourse.checkpoint import save_checkpoint
+    from mlmcourse.mlm import BertForMaskedLM
+
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size))
+    path = tmp_path_factory.mktemp("tiny_checkpoint") / "run"
+    return save_checkpoint(path, model, tokenizer=world_tokenizer, step=3)

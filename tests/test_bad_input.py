@@ -37,8 +37,6 @@ from mlmcourse.data import world_texts
 from mlmcourse.data.real import read_conll
 from mlmcourse.data.sentence import Sentence
 from mlmcourse.masking import MLMCollator
-from mlmcourse.mlm import BertForMaskedLM
-from mlmcourse.model import EncoderConfig
 from mlmcourse.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.tokenization import WordLevelTokenizer
 from mlmcourse.training import load_config
@@ -46,29 +44,9 @@ from mlmcourse.training import load_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def tokenizer() -> WordLevelTokenizer:
-    return WordLevelTokenizer.train(world_texts("train")[:300])
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, tokenizer) -> Path:
-    torch.manual_seed(0)
-    config = EncoderConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=32,
-    )
-    path = tmp_path_factory.mktemp("ck") / "run"
-    return save_checkpoint(path, BertForMaskedLM(config), tokenizer=tokenizer, step=3)
-
-
 @pytest.fixture
-def copy(checkpoint, tmp_path) -> Path:
-    return Path(shutil.copytree(checkpoint, tmp_path / "copy"))
+def copy(tiny_checkpoint, tmp_path) -> Path:
+    return Path(shutil.copytree(tiny_checkpoint, tmp_path / "copy"))
 
 
 def _edit_config(directory: Path, **changes) -> None:
@@ -79,28 +57,28 @@ def _edit_config(directory: Path, **changes) -> None:
 # --- checkpoints --------------------------------------------------------------------------------
 
 
-def test_a_tokenizer_that_does_not_belong_to_the_weights_is_refused(copy, tokenizer):
+def test_a_tokenizer_that_does_not_belong_to_the_weights_is_refused(copy, world_tokenizer):
     smaller = WordLevelTokenizer.train(world_texts("train")[:20])
-    assert smaller.vocab_size < tokenizer.vocab_size
+    assert smaller.vocab_size < world_tokenizer.vocab_size
     smaller.save(copy / "tokenizer.json")
     with pytest.raises(CheckpointMismatchError, match="not the tokenizer these weights"):
         load_checkpoint(copy)
     # Same size, two ids swapped: the fingerprint, not the size, catches it.
-    data = json.loads(tokenizer.to_json())
+    data = json.loads(world_tokenizer.to_json())
     data["vocab"][-1], data["vocab"][-2] = data["vocab"][-2], data["vocab"][-1]
     (copy / "tokenizer.json").write_text(json.dumps(data))
     with pytest.raises(CheckpointMismatchError, match="token ids would mean other words"):
         load_checkpoint(copy)
 
 
-def test_vocab_size_mismatch_between_config_and_weights_names_file_and_sizes(copy, tokenizer):
-    _edit_config(copy, vocab_size=tokenizer.vocab_size + 5)
+def test_vocab_size_mismatch_between_config_and_weights_names_file_and_sizes(copy, world_tokenizer):
+    _edit_config(copy, vocab_size=world_tokenizer.vocab_size + 5)
     with pytest.raises(CheckpointMismatchError) as info:
         load_checkpoint(copy)
     message = str(info.value)
     assert str(copy / "model.safetensors") in message
-    assert f"vocab_size {tokenizer.vocab_size + 5}" in message
-    assert f"has {tokenizer.vocab_size} word embeddings" in message
+    assert f"vocab_size {world_tokenizer.vocab_size + 5}" in message
+    assert f"has {world_tokenizer.vocab_size} word embeddings" in message
 
 
 def test_unknown_config_json_keys_are_an_error_listing_the_valid_ones(copy):
@@ -109,12 +87,12 @@ def test_unknown_config_json_keys_are_an_error_listing_the_valid_ones(copy):
         load_checkpoint(copy)
 
 
-def test_truncated_weights_and_corrupt_tokenizer_name_their_path(copy, checkpoint):
+def test_truncated_weights_and_corrupt_tokenizer_name_their_path(copy, tiny_checkpoint):
     weights = copy / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:1000])
     with pytest.raises(FileFormatError, match=f"cannot read {weights}.*damaged or truncated"):
         load_checkpoint(copy)
-    shutil.copy(checkpoint / "model.safetensors", weights)
+    shutil.copy(tiny_checkpoint / "model.safetensors", weights)
     (copy / "tokenizer.json").write_text('{"model": {"type": "WordPiece"}}')
     with pytest.raises(ValueError, match=str(copy / "tokenizer.json")):
         load_checkpoint(copy)
@@ -123,8 +101,8 @@ def test_truncated_weights_and_corrupt_tokenizer_name_their_path(copy, checkpoin
         load_checkpoint(copy)
 
 
-def test_a_missing_resume_directory_is_called_missing(tmp_path, checkpoint):
-    model = load_checkpoint(checkpoint).model
+def test_a_missing_resume_directory_is_called_missing(tmp_path, tiny_checkpoint):
+    model = load_checkpoint(tiny_checkpoint).model
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from at .*nothing exists"):
         load_training_state(tmp_path / "nope", model=model)
 
@@ -144,13 +122,13 @@ def test_leftovers_of_a_killed_save_are_cleaned_and_an_old_copy_is_recovered(cop
     assert loaded.step == 3 and copy.is_dir() and not old.exists()
 
 
-def test_a_save_cleans_up_and_a_live_writer_is_left_alone(copy, tokenizer):
+def test_a_save_cleans_up_and_a_live_writer_is_left_alone(copy, world_tokenizer):
     dead, alive = 2**22 + 12345, os.getppid()
     stale = copy.parent / f".copy.old-{dead}-00000000"
     busy = copy.parent / f".copy.tmp-{alive}-00000000"
     stale.mkdir()
     busy.mkdir()
-    save_checkpoint(copy, load_checkpoint(copy).model, tokenizer=tokenizer)
+    save_checkpoint(copy, load_checkpoint(copy).model, tokenizer=world_tokenizer)
     assert not stale.exists() and busy.exists()
 
 
@@ -172,10 +150,10 @@ def test_a_latin1_file_names_path_and_line_and_says_how_to_fix_it(tmp_path):
         read_conll(path)
 
 
-def test_an_empty_sentence_error_says_which_sentence(tokenizer):
+def test_an_empty_sentence_error_says_which_sentence(world_tokenizer):
     sentences = [Sentence(("Tival",), ("O",)), Sentence((), ())]
     with pytest.raises(ValueError, match="sentence 1 has no words"):
-        tokenize_and_align_labels(sentences, tokenizer, LabelVocab(["O"]))
+        tokenize_and_align_labels(sentences, world_tokenizer, LabelVocab(["O"]))
 
 
 # --- collator -----------------------------------------------------------------------------------
@@ -185,16 +163,16 @@ def test_an_empty_sentence_error_says_which_sentence(tokenizer):
     "ids",
     [[2, 7.9, 3], [2, 7.0, 3], torch.tensor([2.0, 7.5, 3.0]), [2, None, 3], [2, "7", 3]],
 )
-def test_collator_refuses_ids_that_are_not_integers(tokenizer, ids):
-    collator = MLMCollator(tokenizer)
+def test_collator_refuses_ids_that_are_not_integers(world_tokenizer, ids):
+    collator = MLMCollator(world_tokenizer)
     with pytest.raises(TypeError, match="input_ids must hold integer ids, found"):
         collator([{"input_ids": [2, 5, 3]}, {"input_ids": ids}])
 
 
-def test_collator_still_takes_int_lists_numpy_and_tensors(tokenizer):
+def test_collator_still_takes_int_lists_numpy_and_tensors(world_tokenizer):
     import numpy as np
 
-    collator = MLMCollator(tokenizer)
+    collator = MLMCollator(world_tokenizer)
     rows = [[2, 5, 6, 3], np.array([2, 7, 3]), torch.tensor([2, 8, 3], dtype=torch.int32)]
     batch = collator([{"input_ids": r} for r in rows])
     assert batch["input_ids"].dtype == torch.long and batch["input_ids"].shape == (3, 4)
@@ -319,8 +297,8 @@ def test_docstart_is_skipped_whatever_the_column_separator(tmp_path):
 # --- beyond the list: what a new user tried next ---------------------------------------
 
 
-def test_saving_never_replaces_a_folder_that_is_not_a_checkpoint(tmp_path, checkpoint):
-    model = load_checkpoint(checkpoint).model
+def test_saving_never_replaces_a_folder_that_is_not_a_checkpoint(tmp_path, tiny_checkpoint):
+    model = load_checkpoint(tiny_checkpoint).model
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.md").write_text("my thesis")

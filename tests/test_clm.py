@@ -23,6 +23,7 @@ from mlmcourse.mlm import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
 from mlmcourse.tokenization import WordLevelTokenizer
 from mlmcourse.training import TrainingConfig, evaluate, train
+from tests.tiny import tiny_encoder_config
 
 TEXTS = [
     "Tival is the capital of Peifi .",
@@ -40,16 +41,12 @@ def tokenizer():
 def tiny_config(tokenizer, **overrides) -> EncoderConfig:
     values = dict(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
         max_position_embeddings=24,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         is_causal=True,
     )
-    return EncoderConfig(**{**values, **overrides})
+    return tiny_encoder_config(**{**values, **overrides})
 
 
 def test_shift_labels_moves_targets_left_and_ignores_the_last():

@@ -16,15 +16,10 @@ from mlmcourse.model import (
     eager_attention,
     mean_pooling,
 )
+from tests.tiny import TINY_ENCODER
 
-TINY = dict(
-    vocab_size=50,
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    intermediate_size=64,
-    max_position_embeddings=16,
-)
+# The shared tiny encoder, with a smaller vocabulary and context than tests/tiny.py's.
+TINY = {**TINY_ENCODER, "vocab_size": 50, "max_position_embeddings": 16}
 
 
 def tiny_model(seed: int = 0, **overrides) -> BertModel:
