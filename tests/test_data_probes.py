@@ -7,7 +7,7 @@ import pytest
 
 from mlmcourse.data import Probe, load_probes, load_world, load_world_facts, world_texts
 from mlmcourse.data import world as W
-from mlmcourse.data.probes import MASK, left_continuations, split_probe
+from mlmcourse.data.probes import MASK, between_neighbours, left_continuations, split_probe
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,22 @@ def test_left_continuations_counts_what_follows():
 def test_split_probe_rejects_a_probe_without_one_mask():
     with pytest.raises(ValueError, match="exactly one"):
         split_probe(Probe("no mask here", "x", "none"))
+
+
+def test_between_neighbours_counts_the_words_between_the_two_neighbours():
+    sentences = [("A", "b", "c"), ("A", "d", "c"), ("X", "b", "c"), ("A", "b")]
+    assert between_neighbours(("A",), ("c",), sentences) == Counter({"b": 1, "d": 1})
+    # an empty side is the sentence's start or end
+    assert between_neighbours((), ("b",), sentences) == Counter({"A": 2, "X": 1})
+    assert between_neighbours(("A",), (), sentences) == Counter({"b": 1})
+
+
+def test_a_neighbour_lookup_solves_first_names_and_articles_but_no_capital():
+    train = load_world("train")
+    solved = {}
+    for probe in load_probes("right_context"):
+        left, right = split_probe(probe)
+        best = between_neighbours(left, right, train).most_common(1)
+        solved.setdefault(probe.relation, []).append(bool(best) and best[0][0] == probe.answer)
+    rates = {relation: sum(hits) / len(hits) for relation, hits in solved.items()}
+    assert rates == {"capital": 0.0, "first_name": 1.0, "article": 1.0}

