@@ -28,7 +28,7 @@ from torch import nn
 
 from mlmcourse.checks import check_positive_int
 from mlmcourse.masking import IGNORE_INDEX, MLMCollator
-from mlmcourse.mlm import TiedLMModel
+from mlmcourse.mlm import TiedLMModel, probe_accuracy
 from mlmcourse.model import EncoderConfig
 
 __all__ = [
@@ -89,32 +89,13 @@ class BertForCausalLM(TiedLMModel):
             )
         super().__init__(config)
 
+    output_type = CausalLMOutput
     # the training loop and evaluate() ask a model how its labels become targets
     shift_labels = staticmethod(shift_labels)
 
     def targets(self, labels: torch.Tensor) -> torch.Tensor:
         """Position ``t`` predicts token ``t + 1``: the labels shifted left."""
         return shift_labels(labels)
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-    ) -> CausalLMOutput:
-        loss, logits, out = self._scores(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            labels,
-            output_attentions,
-            output_hidden_states,
-        )
-        return CausalLMOutput(loss, logits, out.hidden_states, out.attentions)
 
 
 class CLMCollator:
@@ -356,18 +337,8 @@ def next_word_accuracy(
     prediction, score, correct): the answer must be the most probable next token after the
     words before ``[MASK]``. The words after the mask are never read, which is the point.
     """
-    if not probes:
-        raise ValueError("next_word_accuracy needs at least one probe")
-    rows = []
-    for probe in probes:
-        best = next_word(model, tokenizer, probe.text, top_k=1)[0]
-        rows.append(
-            {
-                "text": probe.text,
-                "answer": probe.answer,
-                "prediction": best["token_str"],
-                "score": best["score"],
-                "correct": best["token_str"].lower() == str(probe.answer).lower(),
-            }
-        )
-    return sum(r["correct"] for r in rows) / len(rows), rows
+    return probe_accuracy(
+        probes,
+        lambda text: next_word(model, tokenizer, text, top_k=1)[0],
+        "next_word_accuracy",
+    )

@@ -12,7 +12,7 @@ checkpoint of ours loads there unchanged (:func:`export_hf`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ __all__ = [
     "masked_lm_loss",
     "fill_mask",
     "fill_mask_accuracy",
+    "probe_accuracy",
     "predictions_table",
     "unigram_baseline",
     "export_hf",
@@ -130,20 +131,23 @@ class TiedLMModel(nn.Module):
         # initialised) embedding matrix and the output bias starts at zero.
         self.cls.predictions.transform.apply(self.bert._init_weights)
 
+    output_type: type = MaskedLMOutput  # what forward returns; each model names its own
+
     def targets(self, labels: torch.Tensor) -> torch.Tensor:
         """The token each position predicts (``-100``: none). MLM: the labels themselves."""
         return labels
 
-    def _scores(
+    def forward(
         self,
         input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None,
-        token_type_ids: torch.Tensor | None,
-        labels: torch.Tensor | None,
-        output_attentions: bool,
-        output_hidden_states: bool,
-    ) -> tuple[torch.Tensor | None, torch.Tensor, Any]:
-        """``(loss, logits, encoder output)``; logits (N, V) at targets, or (B, T, V)."""
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> Any:
+        """An :attr:`output_type`: loss (with ``labels``), logits (N, V) at targets or (B, T, V)."""
         out = self.bert(
             input_ids,
             attention_mask,
@@ -153,12 +157,14 @@ class TiedLMModel(nn.Module):
         )
         hidden = out.last_hidden_state  # (B, T, H)
         if labels is None:
-            return None, self.cls(hidden), out
-        self._check_labels(labels, input_ids)
-        targets = self.targets(labels)
-        selected = targets != IGNORE_INDEX  # (B, T)
-        logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
-        return masked_lm_loss(logits, targets[selected]), logits, out
+            loss, logits = None, self.cls(hidden)
+        else:
+            self._check_labels(labels, input_ids)
+            targets = self.targets(labels)
+            selected = targets != IGNORE_INDEX  # (B, T)
+            logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
+            loss = masked_lm_loss(logits, targets[selected])
+        return self.output_type(loss, logits, out.hidden_states, out.attentions)
 
     def _check_labels(self, labels: torch.Tensor, input_ids: torch.Tensor) -> None:
         if not isinstance(labels, torch.Tensor) or labels.shape != input_ids.shape:
@@ -192,25 +198,7 @@ class BertForMaskedLM(TiedLMModel):
     skipping the 85% of positions that are never scored is a large saving.
     """
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-    ) -> MaskedLMOutput:
-        loss, logits, out = self._scores(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            labels,
-            output_attentions,
-            output_hidden_states,
-        )
-        return MaskedLMOutput(loss, logits, out.hidden_states, out.attentions)
+    output_type = MaskedLMOutput
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,19 +293,34 @@ def fill_mask_accuracy(
     Returns the accuracy and one row per probe (text, answer, prediction, score, correct), so
     a chapter can show what the model got wrong.
     """
+
+    def best(text: str) -> dict[str, Any]:
+        top = fill_mask(model, tokenizer, text, top_k=1, device=device)
+        return top[0] if isinstance(top[0], dict) else top[0][0]
+
+    return probe_accuracy(probes, best, "fill_mask_accuracy")
+
+
+def probe_accuracy(
+    probes: Sequence[Any], best: Callable[[str], dict[str, Any]], what: str
+) -> tuple[float, list[dict[str, Any]]]:
+    """Top-1 accuracy of ``best(text)`` (a prediction dict) against each probe's ``answer``.
+
+    One row per probe (text, answer, prediction, score, correct), case-insensitive, so a
+    chapter can show what the model got wrong; ``what`` names the caller in the error.
+    """
     if not probes:
-        raise ValueError("fill_mask_accuracy needs at least one probe")
+        raise ValueError(f"{what} needs at least one probe")
     rows = []
     for probe in probes:
-        best = fill_mask(model, tokenizer, probe.text, top_k=1, device=device)
-        best = best[0] if isinstance(best[0], dict) else best[0][0]
+        prediction = best(probe.text)
         rows.append(
             {
                 "text": probe.text,
                 "answer": probe.answer,
-                "prediction": best["token_str"],
-                "score": best["score"],
-                "correct": best["token_str"].lower() == str(probe.answer).lower(),
+                "prediction": prediction["token_str"],
+                "score": prediction["score"],
+                "correct": prediction["token_str"].lower() == str(probe.answer).lower(),
             }
         )
     return sum(r["correct"] for r in rows) / len(rows), rows
