@@ -378,6 +378,7 @@ def test_ctrl_c_inside_train_stops_between_steps_and_says_what_was_saved(tmp_pat
 
     out = tmp_path / "run" if with_output_dir else None
     config = TrainingConfig(max_steps=50, warmup_steps=1, logging_steps=1)
+    before = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN in a background job
     with pytest.raises(TrainingInterrupted, match="interrupted after step 4 of 50") as info:
         train(TinyMLM(TinyConfig()), batch, config, output_dir=out, progress=False, log=None)
     assert info.value.step == 4 and info.value.checkpoint == out
@@ -386,7 +387,7 @@ def test_ctrl_c_inside_train_stops_between_steps_and_says_what_was_saved(tmp_pat
         assert json.loads((out / "trainer_state.json").read_text())["step"] == 4
     else:
         assert "nothing saved (set output_dir" in str(info.value)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is before  # the caller's handler is restored
 
 
 def test_optimiser_settings_torch_would_refuse_late_are_refused_by_the_config():
