@@ -32,7 +32,7 @@ unit: venv
 
 # The notebooks learners open, executed from the built wheel (scripts/test_notebooks.py).
 learner: venv
-	$(PY) scripts/test_notebooks.py
+	$(PY) scripts/test_notebooks.py --parallel
 
 # The static book loads the ipywidgets JavaScript from here instead of a CDN.
 $(WIDGETS_JS)/embed-amd.js:

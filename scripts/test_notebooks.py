@@ -13,6 +13,7 @@
    exercises unsolved.
 
     python scripts/test_notebooks.py                       # both editions, one after the other
+    python scripts/test_notebooks.py --parallel            # both at once, a thread each (make)
     python scripts/test_notebooks.py --editions student    # one edition
     python scripts/test_notebooks.py --keep                # keep the work folder to look at
 """
@@ -93,9 +94,18 @@ def learner_env(strict: bool = False) -> dict[str, str]:
 
 
 def execute(
-    edition: str, notebooks: Path, work: Path, only: list[str] | None = None, label: str = ""
+    edition: str,
+    notebooks: Path,
+    work: Path,
+    only: list[str] | None = None,
+    label: str = "",
+    threads: int | None = None,
 ) -> subprocess.Popen:
-    """Start nbval over one edition's notebooks, copied into an empty folder."""
+    """Start nbval over one edition's notebooks, copied into an empty folder.
+
+    ``threads`` caps the kernel's CPU threads (OpenMP, hence torch); ``None`` leaves torch's
+    default, one per core.
+    """
     label = label or edition
     folder = work / f"run-{label}"
     folder.mkdir()
@@ -106,6 +116,8 @@ def execute(
     ini.write_text("[pytest]\n")
     env = learner_env(strict=edition == "instructor")
     env["JUPYTER_PATH"] = str(work / "env" / "share" / "jupyter")
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
     cmd = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(folder),
            "-p", "no:cacheprovider", "--nbval-lax", "--nbval-kernel-name", KERNEL, "-q",
            *sorted(p.name for p in folder.glob("*.ipynb"))]  # fmt: skip
@@ -149,8 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         check_isolation(python, empty, work / "env")
         print(f"set-up took {time.time() - start:.0f} s (mlmcourse {read_release().version})")
         if args.parallel:
-            procs = {e: execute(e, work / "classroom" / e, work, args.only) for e in args.editions}
-            failed = [e for e, p in procs.items() if p.wait() != 0]
+            # One kernel per edition, each on one thread, so two editions share two cores.
+            procs = {
+                e: execute(e, work / "classroom" / e, work, args.only, threads=1)
+                for e in args.editions
+            }
+            failed += [e for e, p in procs.items() if p.wait() != 0]
         else:
             for edition in args.editions:
                 if execute(edition, work / "classroom" / edition, work, args.only).wait() != 0:
