@@ -271,7 +271,8 @@ rename = Path.rename
 def slow_rename(self, target):
     result = rename(self, target)
     if ".old-" in Path(target).name:
-        time.sleep(30)  # killed here: only the .old-* copy exists
+        Path(sys.argv[3]).touch()  # tell the test: only the .old-* copy exists now
+        time.sleep(30)  # killed here
     return result
 
 out = Path(sys.argv[1])
@@ -286,11 +287,15 @@ save_checkpoint(out, model, step=int(sys.argv[2]) + 1)
 def test_a_kill_between_the_two_renames_of_a_save_recovers_the_old_copy(tmp_path):
     out = tmp_path / "run"
     for attempt in range(3):
+        # The child says when it is in the window: watching the folder instead would also
+        # see the same window, for a few microseconds, in the first (unslowed) save.
+        in_window = tmp_path / f"in-window-{attempt}"
         child = subprocess.Popen(
-            [sys.executable, "-c", _SLOW_SWAP, str(out), str(10 * attempt)], env=_env()
+            [sys.executable, "-c", _SLOW_SWAP, str(out), str(10 * attempt), str(in_window)],
+            env=_env(),
         )
         deadline = time.monotonic() + 60
-        while out.exists() or not _leftovers(out) or ".old-" not in " ".join(_leftovers(out)):
+        while not in_window.exists():
             assert child.poll() is None and time.monotonic() < deadline
             time.sleep(0.005)
         child.kill()
