@@ -5,6 +5,11 @@ function. The feedback names the first failing case with its input, the expected
 the function returned (or raised), which is what a learner needs to fix it, and never a
 traceback from deep inside the checker.
 
+An experiment exercise (predict, change one thing, run, measure, explain) has no single right
+value: the learner's function runs the experiment and returns what it measured, and the case
+expects a :class:`Satisfies`, a property of the outcome in words (the direction of an effect,
+a bound) with the test that decides it.
+
 Each exercise ends with a graded cell, ``grade(fn, CASES, points=N)``: it gives the same
 feedback and evaluates to the points earned. That number is what nbgrader's autograder reads as
 the cell's score, and a student notebook whose exercises are still the stubs nbgrader writes
@@ -28,7 +33,7 @@ from typing import Any
 
 from mlmcourse.checks import is_number
 
-__all__ = ["Case", "ExerciseNotPassed", "check", "grade", "values_equal"]
+__all__ = ["Case", "ExerciseNotPassed", "Satisfies", "check", "grade", "values_equal"]
 
 STRICT_ENV = "MLMCOURSE_STRICT_EXERCISES"
 
@@ -64,6 +69,31 @@ class Case:
             f"{k}={_short(v)}" for k, v in self.kwargs.items()
         ]
         return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Satisfies:
+    """An expected outcome that is a property, not a value: ``test(got)`` must be true.
+
+    ``description`` says the property in words ("fewer pieces per word with the larger
+    vocabulary"); the feedback prints it as what was expected, next to what was measured.
+    """
+
+    description: str
+    test: Callable[[Any], bool]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ValueError("Satisfies needs a description of the property, in words")
+        if not callable(self.test):
+            raise TypeError(f"Satisfies needs a test function, got {type(self.test).__name__}")
+
+    def holds(self, got: Any) -> tuple[bool, str]:
+        """Whether the measured outcome has the property, and a note when it cannot be tested."""
+        try:
+            return bool(self.test(got)), ""
+        except Exception as exc:  # a result of the wrong shape: feedback, not a crash
+            return False, f" (could not test it: {type(exc).__name__}: {exc})"
 
 
 def _short(value: Any) -> str:
@@ -153,6 +183,9 @@ def _run_case(fn: Callable[..., Any], case: Case) -> tuple[bool, str]:
         return False, f"raised {type(exc).__name__}: {exc}"
     if expects_error:
         return False, f"returned {_short(got)} instead of raising"
+    if isinstance(case.expected, Satisfies):
+        holds, note = case.expected.holds(got)
+        return holds, _short(got) + note
     return values_equal(case.expected, got), _short(got)
 
 
@@ -189,11 +222,12 @@ def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False)
 
 def _print_failure(name: str, i: int, case: Case, got: str, n_cases: int) -> None:
     label = f" ({case.name})" if case.name else ""
-    expected = (
-        f"raises {case.expected.__name__}"
-        if isinstance(case.expected, type) and issubclass(case.expected, BaseException)
-        else _short(case.expected)
-    )
+    if isinstance(case.expected, type) and issubclass(case.expected, BaseException):
+        expected = f"raises {case.expected.__name__}"
+    elif isinstance(case.expected, Satisfies):
+        expected = case.expected.description
+    else:
+        expected = _short(case.expected)
     print(
         f"✗ {name}: case {i} of {n_cases}{label} failed.\n"
         f"  input:    {case.describe_input()}\n"

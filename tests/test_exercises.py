@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from mlmcourse.exercises import Case, ExerciseNotPassed, check, grade, values_equal
+from mlmcourse.exercises import Case, ExerciseNotPassed, Satisfies, check, grade, values_equal
 
 CASES = [Case(args=(2, 3), expected=5), Case(args=(-1, 1), expected=0, name="opposites")]
 
@@ -114,3 +114,35 @@ def test_a_learners_warnings_and_stderr_go_to_stdout(capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert err == ""
     assert "this is deprecated" in out and "debug output" in out
+
+
+def test_an_experiment_is_checked_against_a_property_in_words(capsys):
+    fewer = Satisfies(
+        "fewer pieces per word with the larger vocabulary", lambda r: r[1000] < r[100]
+    )
+    cases = [Case(args=([100, 1000],), expected=fewer, name="vocabulary size")]
+
+    def measured(sizes):
+        return {100: 2.1, 1000: 1.4}
+
+    def backwards(sizes):
+        return {100: 1.2, 1000: 1.4}
+
+    assert check(measured, cases)
+    assert not check(backwards, cases)
+    out = capsys.readouterr().out
+    assert "expected: fewer pieces per word with the larger vocabulary" in out
+    assert "got:      {100: 1.2, 1000: 1.4}" in out
+
+
+def test_an_outcome_of_the_wrong_shape_is_feedback_not_a_crash(capsys):
+    cases = [Case(expected=Satisfies("a dict of two rates", lambda r: r[0.15] > r[0.4]))]
+    assert not check(lambda: [0.8, 0.7], cases)
+    assert "could not test it: TypeError" in capsys.readouterr().out
+
+
+def test_satisfies_rejects_misuse():
+    with pytest.raises(ValueError, match="description"):
+        Satisfies(" ", lambda r: True)
+    with pytest.raises(TypeError, match="test function"):
+        Satisfies("positive", 0.5)
