@@ -12,6 +12,7 @@ import functools
 import json
 from pathlib import Path
 
+from mlmcourse.data.new_roles import names_in_new_roles
 from mlmcourse.data.real import load_wikitext2, load_wnut17, read_conll
 from mlmcourse.data.sentence import Probe, Sentence
 
@@ -24,6 +25,7 @@ __all__ = [
     "load_wnut17",
     "load_world",
     "load_world_facts",
+    "names_in_new_roles",
     "read_conll",
     "world_texts",
 ]

@@ -18,7 +18,10 @@ The modules, in the order a batch meets them:
 5. :mod:`~mlmcourse.ner.decoding`: the argmax label per word, or the best label sequence that
    is valid BIO (:func:`viterbi_decode`), and entity spans from piece probabilities
    (:func:`entities_from_probabilities`).
-6. :mod:`~mlmcourse.ner.pipeline`: a model and tokenizer at work: word tags for evaluation
+6. :mod:`~mlmcourse.ner.fine_tuning`: one recipe for the comparisons, a fresh classifier on
+   the pretrained encoder or the same architecture at random (:func:`new_tagger`), trained
+   with word dropout (:func:`fine_tune`).
+7. :mod:`~mlmcourse.ner.pipeline`: a model and tokenizer at work: word tags for evaluation
    (:func:`predict_tags`, :func:`evaluate_ner`) and entity spans with character offsets for
    raw text (:func:`predict_entities`).
 """
@@ -38,6 +41,7 @@ from mlmcourse.ner.decoding import (
     group_entities,
     viterbi_decode,
 )
+from mlmcourse.ner.fine_tuning import fine_tune, new_tagger
 from mlmcourse.ner.labels import LabelVocab, class_weights_from_tags
 from mlmcourse.ner.model import BertForTokenClassification, TokenClassifierOutput
 from mlmcourse.ner.pipeline import evaluate_ner, predict_entities, predict_tags
@@ -55,7 +59,9 @@ __all__ = [
     "encode_words",
     "entities_from_probabilities",
     "evaluate_ner",
+    "fine_tune",
     "group_entities",
+    "new_tagger",
     "predict_entities",
     "predict_tags",
     "tokenize_and_align_labels",
