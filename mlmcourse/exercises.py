@@ -97,11 +97,16 @@ class Satisfies:
 
 
 def _short(value: Any) -> str:
+    """One line for a case's input or result: big tensors by shape, models by class name."""
     try:
         import torch
 
         if isinstance(value, torch.Tensor) and value.numel() > 24:
             return f"tensor(shape={tuple(value.shape)}, dtype={value.dtype})"
+        if isinstance(value, torch.nn.Module):  # its repr is one line per layer
+            return f"<{type(value).__name__}>"
+        if isinstance(value, Mapping) and any(isinstance(v, torch.Tensor) for v in value.values()):
+            return "{" + ", ".join(f"{k!r}: {_short(v)}" for k, v in value.items()) + "}"  # a batch
     except ImportError:  # pragma: no cover - torch is a dependency
         pass
     return _repr.repr(value)

@@ -146,3 +146,14 @@ def test_satisfies_rejects_misuse():
         Satisfies(" ", lambda r: True)
     with pytest.raises(TypeError, match="test function"):
         Satisfies("positive", 0.5)
+
+
+def test_a_model_and_a_batch_are_described_in_one_line(capsys):
+    model = torch.nn.Linear(3, 2)
+    batch = {"input_ids": torch.zeros(4, 30, dtype=torch.long), "labels": torch.ones(2)}
+    assert not check(lambda m, b: 1, [Case(args=(model, batch), expected=2)])
+    out = capsys.readouterr().out
+    assert (
+        "input:    <Linear>, {'input_ids': tensor(shape=(4, 30), dtype=torch.int64), 'labels': tensor([1., 1.])}"
+        in out
+    )
