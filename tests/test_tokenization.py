@@ -22,8 +22,10 @@ from mlmcourse.tokenization import (
     learn_wordpiece_vocab,
     load_tokenizer,
     pre_tokenize,
+    stats_row,
     tokenization_stats,
     truncation_lengths,
+    wikitext2_comparison,
 )
 
 CORPUS = [
@@ -500,3 +502,30 @@ def test_tokenizers_and_batches_pickle(tokenizer):
     assert isinstance(again, BatchEncoding) and again.word_ids(1) == batch.word_ids(1)
     copy = pickle.loads(pickle.dumps(tokenizer))
     assert copy.encode("the cat sat").ids == tokenizer.encode("the cat sat").ids
+
+
+def test_the_wikitext2_comparison_trains_on_80_percent_and_measures_the_rest():
+    names = ["anna", "bert", "carl", "dora", "emil", "finn", "gina", "hugo", "ida", "jon"]
+    paragraphs = [
+        f"the river of {names[i % 10]} runs past the mill <unk> at dawn ." for i in range(16)
+    ]
+    paragraphs += [
+        "the river of nora runs past the mill at dawn ."
+    ] * 4  # "nora": never in training
+    paragraphs += ["", " <unk> "]  # empty once the markers are gone: dropped
+    rows, n_train, n_test = wikitext2_comparison(paragraphs)
+    assert (n_train, n_test) == (16, 4)
+    assert [r["tokenizer"] for r in rows] == ["word-level", "WordPiece"]
+    word_level, wordpiece = rows
+    assert word_level["oov_rate"] == pytest.approx(1 / 11)  # one word in each 11-word paragraph
+    assert wordpiece["oov_rate"] == 0 and wordpiece["tokens_per_word"] > 1  # "nora" in pieces
+    assert word_level == stats_row(
+        "WikiText-2",
+        "word-level",
+        WordLevelTokenizer.train(
+            [p.replace("<unk>", " ").strip() for p in paragraphs[:16]], max_size=8000
+        ),
+        paragraphs[16:20],
+    )
+    with pytest.raises(ValueError, match="at least 5 paragraphs"):
+        wikitext2_comparison(["one", "<unk>"])

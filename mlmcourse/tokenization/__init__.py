@@ -29,7 +29,12 @@ One idea a module, in the order the chapter meets them:
 from mlmcourse.tokenization.base import BaseTokenizer, truncation_lengths
 from mlmcourse.tokenization.encoding import SPECIAL_TOKENS, BatchEncoding, Encoding
 from mlmcourse.tokenization.loading import load_tokenizer
-from mlmcourse.tokenization.stats import TokenizationStats, tokenization_stats
+from mlmcourse.tokenization.stats import (
+    TokenizationStats,
+    stats_row,
+    tokenization_stats,
+    wikitext2_comparison,
+)
 from mlmcourse.tokenization.word_level import (
     WordLevelTokenizer,
     build_vocab,
@@ -57,6 +62,8 @@ __all__ = [
     "learn_wordpiece_vocab_naive",
     "load_tokenizer",
     "pre_tokenize",
+    "stats_row",
     "tokenization_stats",
+    "wikitext2_comparison",
     "truncation_lengths",
 ]

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlmcourse.tokenization.base import BaseTokenizer, as_text_list
+from mlmcourse.tokenization.word_level import WordLevelTokenizer
+from mlmcourse.tokenization.wordpiece import WordPieceTokenizer
 
 
 @dataclass(frozen=True)
@@ -58,3 +60,44 @@ def tokenization_stats(tokenizer: BaseTokenizer, texts: Sequence[str]) -> Tokeni
         words += len(seen)
         unk_words += len(unknown)
     return TokenizationStats(len(texts), words, tokens, unk_words, tokenizer.vocab_size)
+
+
+def stats_row(corpus: str, name: str, tokenizer: BaseTokenizer, texts: Sequence[str]) -> dict:
+    """One row of the chapter's comparison table: a tokenizer measured on a corpus."""
+    s = tokenization_stats(tokenizer, texts)
+    return {
+        "corpus": corpus,
+        "tokenizer": name,
+        "vocab_size": s.vocab_size,
+        "oov_rate": s.oov_rate,
+        "tokens_per_word": s.tokens_per_word,
+        "mean_length": s.mean_length,
+    }
+
+
+def wikitext2_comparison(
+    paragraphs: Sequence[str], others: dict[str, BaseTokenizer] | None = None
+) -> tuple[list[dict], int, int]:
+    """Word-level against WordPiece on real prose: rows, and paragraphs trained and measured on.
+
+    Both are trained on the first 80% of ``paragraphs`` (8,000 entries each, the word-level
+    one capped there) and measured on the last 20%, next to ``others`` (BERT's tokenizer,
+    say), which are measured only. The ``<unk>`` markers of WikiText's tokenized release are
+    dropped first (the raw release has none).
+    """
+    for i, p in enumerate(paragraphs):
+        if not isinstance(p, str):
+            raise TypeError(f"paragraphs[{i}] must be a string, got {type(p).__name__}")
+    cleaned = [p.replace("<unk>", " ").strip() for p in paragraphs]
+    cleaned = [p for p in cleaned if p]
+    if len(cleaned) < 5:
+        raise ValueError(f"wikitext2_comparison needs at least 5 paragraphs, got {len(cleaned)}")
+    cut = int(0.8 * len(cleaned))
+    train, test = cleaned[:cut], cleaned[cut:]
+    tokenizers = {
+        "word-level": WordLevelTokenizer.train(train, max_size=8000),
+        "WordPiece": WordPieceTokenizer.train(train, vocab_size=8000),
+        **(others or {}),
+    }
+    rows = [stats_row("WikiText-2", name, t, test) for name, t in tokenizers.items()]
+    return rows, len(train), len(test)
