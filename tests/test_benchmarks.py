@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +49,51 @@ def test_train_mlm_benchmark_refuses_a_missing_device_in_one_line():
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+
+
+def _fake_compare(nproc, **_):
+    """Three launches' reports without launching: throughputs 100, 150, 120 (+ noise)."""
+    _fake_compare.calls += 1
+    base = {
+        "tokens": 1,
+        "train_seconds": 1.0,
+        "train_loss": 4.0,
+        "eval_loss": 4.1,
+        "eval_accuracy": 0.1,
+    }
+    tps = [100.0, 150.0, 120.0 + _fake_compare.calls]
+    return [
+        {
+            **base,
+            "world_size": ws,
+            "threads": th,
+            "tokens_per_second": t,
+            "wall_seconds": 2.0,
+            "load_average_before": 0.5,
+        }
+        for (ws, th), t in zip([(1, 1), (1, nproc), (nproc, 1)], tps, strict=True)
+    ]
+
+
+def test_ddp_benchmark_repeats_and_summarises_its_ratios(tmp_path, monkeypatch, capsys):
+    """The launches themselves run in the scaling chapter; here, what is done with them."""
+    spec = importlib.util.spec_from_file_location("ddp_benchmark", ROOT / "benchmarks" / "ddp.py")
+    ddp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ddp)
+    _fake_compare.calls = 0
+    monkeypatch.setattr(ddp, "compare", _fake_compare)
+    out = tmp_path / "ddp.json"
+    monkeypatch.setattr(sys, "argv", ["benchmarks/ddp.py", "--repeats", "3", "--json", str(out)])
+    ddp.main()
+    printed = capsys.readouterr().out
+    assert printed.count("repeat ") == 3 and "sd over 3 repeats" in printed
+    results = json.loads(out.read_text())
+    assert len(results["repeats"]) == 3 and {"command", "versions", "minutes"} <= set(results)
+    one_thread = results["summary"]["2 processes / 1 process with 1 thread(s)"]
+    values = [121 / 100, 122 / 100, 123 / 100]
+    assert one_thread["mean"] == pytest.approx(statistics.fmean(values))
+    assert one_thread["sd"] == pytest.approx(statistics.stdev(values))
+    assert (one_thread["min"], one_thread["max"]) == (min(values), max(values))
+    assert results["summary"]["2 processes / 1 process with 2 thread(s)"]["max"] == pytest.approx(
+        123 / 150
+    )
