@@ -27,8 +27,11 @@ lint: venv
 
 test: venv lint unit learner
 
+# Two workers: most tests run on one thread, and the slowest (the world retrain, the crash
+# test, the experiment scripts' smoke runs) then overlap. Each test is handed to the next free
+# worker (worksteal), so a long file does not hold one worker while the other idles.
 unit: venv
-	$(PY) -m pytest -p no:cacheprovider tests
+	$(PY) -m pytest -p no:cacheprovider -n 2 --dist worksteal tests
 
 # The notebooks learners open, executed from the built wheel (scripts/test_notebooks.py).
 learner: venv
