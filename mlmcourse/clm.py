@@ -14,7 +14,8 @@ Inference differs the most: a causal LM continues a prompt one token at a time
 (:func:`generate`: greedy, top-k, temperature), while an MLM can only fill blanks it is given;
 :func:`mask_predict` makes it "generate" by filling a run of ``[MASK]`` tokens iteratively, and
 shows what that costs (the length must be chosen in advance, and the blanks are filled
-independently of each other at each step).
+independently of each other at each step). :func:`continue_prompts` runs the three decoders
+the chapter compares, and :func:`generation_quality` scores what they write.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ __all__ = [
     "next_word",
     "next_word_accuracy",
     "left_context",
+    "trigrams",
+    "corpus_trigrams",
+    "generation_quality",
+    "continue_prompts",
 ]
 
 
@@ -342,3 +347,75 @@ def next_word_accuracy(
         lambda text: next_word(model, tokenizer, text, top_k=1)[0],
         "next_word_accuracy",
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Judging generated text (chapter 6's generation test)
+# --------------------------------------------------------------------------------------------
+
+
+def trigrams(words: Sequence[str]) -> set[tuple[str, str, str]]:
+    """Every window of three consecutive words, the sentence's start and end included.
+
+    ``["Tival", "is"]`` gives ``("<s>", "Tival", "is")`` and ``("Tival", "is", "</s>")``: the
+    marks make a sentence that starts or stops where no corpus sentence does fail the check.
+    """
+    padded = ["<s>", *words, "</s>"]
+    return {tuple(padded[i : i + 3]) for i in range(len(padded) - 2)}
+
+
+def corpus_trigrams(texts: Sequence[str]) -> set[tuple[str, str, str]]:
+    """The :func:`trigrams` of every text of a corpus: what :func:`generation_quality` knows."""
+    return set().union(*(trigrams(t.split()) for t in texts))
+
+
+def generation_quality(
+    sentences: Sequence[str], known: set[tuple[str, str, str]]
+) -> dict[str, float]:
+    """Shares of ``sentences`` that are ``well-formed`` and that have a ``repeated word``.
+
+    A sentence is well-formed when each of its :func:`trigrams` is in ``known`` (the
+    :func:`corpus_trigrams` of the training texts): the world is written from templates, so a
+    sentence that passes is almost always grammatical, and one that fails holds a word
+    sequence the corpus never produces. A repeated word (``the the``) is a typical slip of
+    blanks filled independently of each other.
+    """
+    words = [s.split() for s in sentences]
+    repeated = [any(a == b for a, b in zip(w, w[1:], strict=False)) for w in words]
+    return {
+        "well-formed": sum(trigrams(w) <= known for w in words) / len(words),
+        "repeated word": sum(repeated) / len(words),
+    }
+
+
+def continue_prompts(
+    clm: nn.Module,
+    mlm: nn.Module,
+    tokenizer: Any,
+    references: Sequence[str],
+    *,
+    prompt_words: int = 2,
+    top_k: int = 10,
+    seed: int = 0,
+) -> tuple[list[str], dict[str, list[str]]]:
+    """Each reference's first words as a prompt, continued by three decoders: prompts, outputs.
+
+    ``CLM greedy`` and ``CLM top-10 sampling`` (one generator seeded with ``seed`` for all the
+    draws) use :func:`generate`; ``MLM mask-predict`` is told the reference's true number of
+    remaining words, which helps it (:func:`mask_predict`). Score the outputs with
+    :func:`generation_quality`.
+    """
+    check_positive_int(prompt_words, "prompt_words")
+    prompts = [" ".join(r.split()[:prompt_words]) for r in references]
+    g = torch.Generator().manual_seed(seed)
+    outputs = {
+        "CLM greedy": [generate(clm, tokenizer, p) for p in prompts],
+        f"CLM top-{top_k} sampling": [
+            generate(clm, tokenizer, p, do_sample=True, top_k=top_k, generator=g) for p in prompts
+        ],
+        "MLM mask-predict": [
+            mask_predict(mlm, tokenizer, p, num_tokens=len(r.split()) - prompt_words)
+            for p, r in zip(prompts, references, strict=True)
+        ],
+    }
+    return prompts, outputs

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.checks import check_positive_int
+from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.ner import (
     BertForTokenClassification,
@@ -30,7 +31,7 @@ from mlmcourse.ner import (
     tokenize_and_align_labels,
 )
 
-__all__ = ["LinearProbeResult", "token_features", "linear_probe"]
+__all__ = ["LinearProbeResult", "token_features", "linear_probe", "unseen_name_probe"]
 
 
 @dataclass
@@ -146,3 +147,24 @@ def linear_probe(
     model.requires_grad_(False).to(next(encoder.parameters()).device).eval()
     metrics = evaluate_ner(model, tokenizer, eval_sentences, constrained=constrained)
     return LinearProbeResult(model, metrics, losses)
+
+
+def unseen_name_probe(
+    encoder: nn.Module, tokenizer: Any, *, train_size: int = 1000, epochs: int = 20
+) -> LinearProbeResult:
+    """Chapter 6's probe: entity types on the world's unseen-entity split, from frozen vectors.
+
+    The split's names never occur in pretraining (a word-level tokenizer reads each as
+    ``[UNK]``), so a name's type can only come from its context. The first ``train_size``
+    sentences train the probe and the rest of the split scores it, with the world's labels.
+    """
+    check_positive_int(train_size, "train_size")
+    unseen = load_world("unseen")
+    return linear_probe(
+        encoder,
+        tokenizer,
+        unseen[:train_size],
+        unseen[train_size:],
+        label_vocab=LabelVocab(WORLD_LABELS),
+        epochs=epochs,
+    )

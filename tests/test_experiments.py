@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from mlmcourse.results import available_results, load_results
 
@@ -93,3 +96,105 @@ def test_the_ner_curve_script_runs_and_writes_its_json(tmp_path):
     ]  # fmt: skip
     assert all(r["steps"] == 2 and 0 <= r["new_roles_f1"] <= 1 for r in results["runs"])
     assert all(entry["n"] == 2 for entry in results["summary"])
+
+
+def test_the_committed_wikitext2_tokenizer_rows_are_complete():
+    results = load_results("tokenizers_wikitext2")
+    assert {"command", "versions", "minutes", "rows", "paragraphs"} <= set(results)
+    assert [r["tokenizer"] for r in results["rows"]] == ["word-level", "WordPiece", "BERT"]
+    assert all(r["corpus"] == "WikiText-2" and 0 <= r["oov_rate"] < 1 for r in results["rows"])
+    assert results["paragraphs"]["train"] > 4 * results["paragraphs"]["measured"] - 5
+
+
+@pytest.mark.skipif(not os.environ.get("MLMCOURSE_DATA_DIR"), reason="needs a WikiText-2 copy")
+def test_the_wikitext2_tokenizer_script_runs_and_writes_its_json(tmp_path):
+    out = tmp_path / "tokenizers_wikitext2.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "experiments/tokenizers_wikitext2.py",
+            "--limit",
+            "60",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert results["paragraphs"]["train"] + results["paragraphs"]["measured"] <= 60
+    assert {r["tokenizer"] for r in results["rows"]} >= {"word-level", "WordPiece"}
+
+
+CLM_VS_MLM_RUN_INFO = ("seed", "steps", "minutes")  # a run's keys that are not scores
+
+
+def _scores(run):
+    """{path: value} for every score of one clm_vs_mlm run (its nested dicts flattened)."""
+
+    def leaves(tree, path):
+        if isinstance(tree, dict):
+            for key, value in tree.items():
+                yield from leaves(value, (*path, key))
+        else:
+            yield path, tree
+
+    return dict(leaves({k: v for k, v in run.items() if k not in CLM_VS_MLM_RUN_INFO}, ()))
+
+
+def test_the_clm_vs_mlm_results_hold_three_seeds_of_the_shipped_budget_and_their_summary():
+    from mlmcourse.pretraining import load_config
+
+    assert "clm_vs_mlm" in available_results()
+    results = load_results("clm_vs_mlm")
+    assert {"command", "config", "seeds", "versions", "minutes", "runs", "summary"} <= set(results)
+    assert len(results["seeds"]) >= 3
+    assert [r["seed"] for r in results["runs"]] == results["seeds"]
+    # the runs trained the budget the chapter trains (the shipped config, untouched)
+    assert load_config(results["config"]) == load_config("clm_vs_mlm")
+    assert all(r["steps"] == results["config"]["max_steps"] for r in results["runs"])
+    runs = [_scores(r) for r in results["runs"]]
+    summary = _scores(results["summary"])
+    assert set(summary) == {(*path, stat) for path in runs[0] for stat in ("mean", "sd")}
+    for path in runs[0]:
+        values = [run[path] for run in runs]
+        assert abs(summary[(*path, "mean")] - statistics.fmean(values)) < 1e-12, path
+        assert abs(summary[(*path, "sd")] - statistics.stdev(values)) < 1e-12, path
+    assert set(results["summary"]) == {
+        "own_task", "right_context", "fact_probes", "linear_probe_f1", "generation"
+    }  # fmt: skip
+    assert set(results["summary"]["generation"]) == {
+        "CLM greedy", "CLM top-10 sampling", "MLM mask-predict"
+    }  # fmt: skip
+
+
+def test_the_clm_vs_mlm_script_runs_and_writes_its_json(tmp_path):
+    out = tmp_path / "clm_vs_mlm.json"
+    done = subprocess.run(
+        [sys.executable, "experiments/clm_vs_mlm.py", "--max-steps", "2", "--seeds", "0", "1",
+         "--prompts", "3", "--probe-epochs", "1", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert [(r["seed"], r["steps"]) for r in results["runs"]] == [(0, 2), (1, 2)]
+    assert results["config"]["max_steps"] == 2
+    for run in results["runs"]:
+        for mode in ("mlm", "clm"):
+            assert set(run["right_context"][mode]) == {"all", "article", "capital", "first_name"}
+            assert set(run["fact_probes"][mode]) == {"all", "answer at the end", "answer inside"}
+        scores = _scores(run)
+        assert all(isinstance(v, float) for v in scores.values())
+        # everything but the own-task loss is an accuracy, a share or an F1
+        shares = [v for path, v in scores.items() if path[0] != "own_task" or path[2] != "loss"]
+        assert all(0 <= v <= 1 for v in shares)
+    summary = _scores(results["summary"])
+    assert set(summary) == {
+        (*path, stat) for path in _scores(results["runs"][0]) for stat in ("mean", "sd")
+    }

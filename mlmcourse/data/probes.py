@@ -4,12 +4,16 @@ A right-context probe claims that the words *before* ``[MASK]`` do not determine
 :func:`left_continuations` makes that claim measurable: it counts which words follow the same
 left context in a corpus. When several different words do, a model that reads only the left
 context (a causal language model) cannot know which one the probe wants.
+
+:func:`by_relation` and :func:`by_blank_position` break a probe score down the way chapter 6
+compares a masked and a causal LM: per relation, and by where the blank stands.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from mlmcourse.data import Probe, Sentence
 
@@ -66,3 +70,33 @@ def between_neighbours(
             if a == before and b == after:
                 counts[word] += 1
     return counts
+
+
+def by_relation(
+    rows: Sequence[Mapping[str, Any]], probes: Sequence[Probe]
+) -> dict[str, tuple[float, int]]:
+    """Accuracy and number of probes per relation, in sorted relation order.
+
+    ``rows`` are the scored rows of :func:`~mlmcourse.mlm.fill_mask_accuracy` or
+    :func:`~mlmcourse.clm.next_word_accuracy` (each with ``correct``), one per probe, in the
+    order of ``probes`` (a different number is an error): one overall accuracy can hide a
+    relation a model never gets right.
+    """
+    out = {}
+    for relation in sorted({p.relation for p in probes}):
+        hits = [r["correct"] for r, p in zip(rows, probes, strict=True) if p.relation == relation]
+        out[relation] = (sum(hits) / len(hits), len(hits))
+    return out
+
+
+def by_blank_position(probes: Sequence[Probe]) -> dict[str, list[Probe]]:
+    """The probes split by where the blank is: ``answer at the end``, ``answer inside``, ``all``.
+
+    The answer is at the end when only the final ``.`` follows ``[MASK]``: then a left-to-right
+    model reads the whole question before it must answer (``The capital of Kroudron is [MASK]
+    .``). Inside, words after the blank belong to the question (``Pokronpes has [MASK] as its
+    capital .``), and a left-to-right model answers without them.
+    """
+    at_end = [p for p in probes if split_probe(p)[1] == (".",)]
+    inside = [p for p in probes if split_probe(p)[1] != (".",)]
+    return {"answer at the end": at_end, "answer inside": inside, "all": list(probes)}
