@@ -26,22 +26,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-import mlmcourse
 from mlmcourse.clm import continue_prompts, corpus_trigrams, generation_quality, next_word_accuracy
 from mlmcourse.data import load_probes, world_texts
 from mlmcourse.data.probes import by_blank_position, by_relation
 from mlmcourse.mlm import fill_mask_accuracy
 from mlmcourse.pretraining import load_config, pretrain
 from mlmcourse.probing import unseen_name_probe
+from mlmcourse.results import provenance, save_results
 
 CONFIG = "clm_vs_mlm"
 MODES = ("mlm", "clm")
@@ -125,25 +123,16 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(rows[-1]), flush=True)
     overrides = {} if args.max_steps is None else {"max_steps": args.max_steps}
     results = {
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        **provenance(argv, args.seeds, start),
         "what": f"an MLM and a CLM trained on the shipped {CONFIG} config for each seed "
         "(training_mode and seed changed); right-context and fact probes (top-1), generation "
         f"from {args.prompts} validation prompts (well-formed share), linear-probe entity "
         f"F1 on the unseen-entity split ({args.probe_epochs} epochs)",
         "config": dataclasses.asdict(load_config(CONFIG, overrides)),
-        "seeds": args.seeds,
-        "versions": {
-            "mlmcourse": mlmcourse.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "machine": f"{platform.machine()}, 1 torch thread",
-        "minutes": (time.perf_counter() - start) / 60,
         "runs": rows,
         "summary": summarise(rows),
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, results)
     print(json.dumps(results["summary"], indent=2))
 
 

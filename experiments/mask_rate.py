@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-import mlmcourse
 from mlmcourse.data import load_probes
 from mlmcourse.mlm import fill_mask_accuracy
 from mlmcourse.pretraining import build_collator, load_config, load_texts, pretrain
+from mlmcourse.results import provenance, save_results
 from mlmcourse.training import evaluate, fixed_eval_batches
 
 COMMON_RATE = 0.15
@@ -101,23 +99,14 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(measure(rate, seed, args.max_steps))
             print(json.dumps(rows[-1]), flush=True)
     results = {
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        **provenance(argv, args.seeds, start),
         "what": "world config trained to the end at each mask rate and seed; fact probes "
         "(top-1 fill-mask), validation masked accuracy/perplexity at the model's own rate and "
         f"at a common {COMMON_RATE:.0%}",
-        "seeds": args.seeds,
-        "versions": {
-            "mlmcourse": mlmcourse.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "machine": f"{platform.machine()}, 1 torch thread",
-        "minutes": (time.perf_counter() - start) / 60,
         "runs": rows,
         "summary": summarise(rows),
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, results)
     print(json.dumps(results["summary"], indent=2))
 
 

@@ -21,21 +21,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import torch
 
-import mlmcourse
 from mlmcourse.checkpoint import load_checkpoint, shipped_checkpoint
 from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.data.new_roles import names_in_new_roles
 from mlmcourse.metrics import f1_score
 from mlmcourse.ner import LabelVocab, evaluate_ner, fine_tune, new_tagger
+from mlmcourse.results import provenance, save_results
 
 EVAL_SIZE = 500
 UNK_RATE = 0.3
@@ -123,25 +121,16 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(run("pretrained", ABLATION_SIZE, seed, 0.0, args.steps, context))
             print(json.dumps(rows[-1]), flush=True)
     results = {
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        **provenance(argv, args.seeds, start),
         "what": f"NER taggers fine-tuned from the shipped world encoder or from scratch, "
         f"{args.steps} steps, word dropout {UNK_RATE} (and 0.0 for the ablation at "
         f"{ABLATION_SIZE} sentences); entity F1 on the first {EVAL_SIZE} sentences of the "
         "unseen split and on the same sentences with names in new roles",
-        "seeds": args.seeds,
-        "versions": {
-            "mlmcourse": mlmcourse.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "machine": f"{platform.machine()}, 1 torch thread",
-        "minutes": (time.perf_counter() - start) / 60,
         "baseline_f1": most_frequent_tag_f1(train, evaluation),
         "runs": rows,
         "summary": summarise(rows),
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, results)
     print(json.dumps(results["summary"], indent=2))
 
 

@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import sys
 import time
 from pathlib import Path
 
-import tokenizers as hf_tokenizers
-
-import mlmcourse
 from mlmcourse.data import load_wikitext2
+from mlmcourse.results import provenance, save_results
 from mlmcourse.runtime import optional_import
 from mlmcourse.tokenization import load_tokenizer, wikitext2_comparison
 
@@ -38,22 +34,14 @@ def main(argv: list[str] | None = None) -> None:
         others["BERT"] = load_tokenizer(minilm.get_model_path() / "tokenizer.json")
     rows, n_train, n_test = wikitext2_comparison(paragraphs, others)
     results = {
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        **provenance(argv, [], start),
         "what": "word-level (max 8,000) and WordPiece (8,000) trained on the first 80% of "
         "WikiText-2 validation paragraphs (<unk> markers dropped), measured on the last 20%, "
         "with BERT's tokenizer (bert-base-uncased vocabulary, from the MiniLM package)",
         "paragraphs": {"train": n_train, "measured": n_test},
-        "seeds": [],
-        "versions": {
-            "mlmcourse": mlmcourse.__version__,
-            "tokenizers": hf_tokenizers.__version__,
-            "python": platform.python_version(),
-        },
-        "minutes": (time.perf_counter() - start) / 60,
         "rows": rows,
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, results)
     print(json.dumps(rows, indent=2))
 
 

@@ -17,3 +17,21 @@ def test_the_ddp_table_is_shipped_and_complete():
 def test_an_unknown_name_lists_what_is_shipped():
     with pytest.raises(FileNotFoundError, match="ddp_cpu"):
         load_results("no_such_results")
+
+
+def test_provenance_records_the_command_seeds_versions_and_minutes(tmp_path, monkeypatch):
+    import json
+    import time
+
+    from mlmcourse.results import provenance, save_results
+
+    monkeypatch.setattr("sys.argv", ["experiments/x.py", "--json", "out.json"])
+    record = provenance(None, [0, 1, 2], time.perf_counter() - 120)
+    assert record["command"] == "python experiments/x.py --json out.json"
+    assert record["seeds"] == [0, 1, 2] and 1.99 < record["minutes"] < 2.5
+    assert {"mlmcourse", "torch", "tokenizers", "python"} <= set(record["versions"])
+    assert provenance(["--seeds", "0"], [0], time.perf_counter())["command"].endswith(
+        "x.py --seeds 0"
+    )
+    path = save_results(tmp_path / "deep" / "r.json", {**record, "runs": []})
+    assert json.loads(path.read_text()) == {**record, "runs": []}

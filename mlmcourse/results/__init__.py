@@ -8,10 +8,13 @@ installed package. Each file is the JSON the script named in its chapter wrote.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-__all__ = ["available_results", "load_results"]
+__all__ = ["available_results", "load_results", "provenance", "save_results"]
 
 
 def available_results() -> list[str]:
@@ -28,3 +31,37 @@ def load_results(name: str) -> Any:
             f"no shipped results named {name!r}; the package has: {', '.join(available_results())}"
         )
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def provenance(argv: Sequence[str] | None, seeds: Sequence[int], started: float) -> dict:
+    """What every results file records of the run that wrote it: the command, the seeds, the
+    versions, the machine and the minutes since ``started`` (a ``time.perf_counter()``)."""
+    import platform
+    import sys
+
+    import tokenizers
+    import torch
+
+    from mlmcourse import __version__
+
+    args = list(argv) if argv else sys.argv[1:]
+    return {
+        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *args]),
+        "seeds": list(seeds),
+        "versions": {
+            "mlmcourse": __version__,
+            "torch": torch.__version__,
+            "tokenizers": tokenizers.__version__,
+            "python": platform.python_version(),
+        },
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
+        "minutes": (time.perf_counter() - started) / 60,
+    }
+
+
+def save_results(path: str | Path, results: dict) -> Path:
+    """Write ``results`` as indented JSON (the form committed under ``mlmcourse/results``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return path
