@@ -101,8 +101,10 @@ class MaskedLMOutput:
 def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of ``logits`` (N, V) against ``targets`` (N,), in fp32; 0 when N == 0.
 
-    ``F.cross_entropy`` over zero targets is ``0/0 = NaN``, which would poison the whole run
-    (a seed bug); an empty batch contributes a zero loss that still has a gradient path.
+    ``F.cross_entropy`` over zero targets is ``0/0 = NaN`` (a seed bug): its gradient happens
+    to be zero, but the NaN loss stops a run that checks for divergence and spoils the logged
+    means, and a hand-written masked mean would put NaN into every gradient. An empty batch
+    contributes a zero loss that still has a gradient path.
     """
     if targets.numel() == 0:
         return logits.sum() * 0.0
