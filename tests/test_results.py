@@ -7,11 +7,19 @@ from mlmcourse.results import available_results, load_results
 
 def test_the_ddp_table_is_shipped_and_complete():
     assert "ddp_cpu" in available_results()
-    reports = load_results("ddp_cpu")
-    assert {r["world_size"] for r in reports} == {1, 2}
-    assert all(
-        {"threads", "tokens_per_second", "train_loss", "eval_loss"} <= set(r) for r in reports
-    )
+    results = load_results("ddp_cpu")
+    assert {"command", "repeats", "summary", "versions", "minutes"} <= set(results)
+    assert len(results["repeats"]) >= 3
+    for reports in results["repeats"]:
+        assert [(r["world_size"], r["threads"]) for r in reports] == [(1, 1), (1, 2), (2, 1)]
+        assert all(
+            {"tokens_per_second", "train_loss", "eval_loss", "load_average_before"} <= set(r)
+            for r in reports
+        )
+    assert set(results["summary"]) == {
+        "2 processes / 1 process with 1 thread(s)",
+        "2 processes / 1 process with 2 thread(s)",
+    }
 
 
 def test_an_unknown_name_lists_what_is_shipped():
