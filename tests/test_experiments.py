@@ -198,3 +198,49 @@ def test_the_clm_vs_mlm_script_runs_and_writes_its_json(tmp_path):
     assert set(summary) == {
         (*path, stat) for path in _scores(results["runs"][0]) for stat in ("mean", "sd")
     }
+
+
+def test_the_continued_pretraining_results_hold_three_seeds_of_the_recipe_and_their_summary():
+    from mlmcourse.data.moved_world import CONTINUED_PRETRAINING
+
+    assert "continued_pretraining" in available_results()
+    results = load_results("continued_pretraining")
+    assert {"command", "seeds", "versions", "minutes", "recipe", "runs", "summary"} <= set(results)
+    assert len(results["seeds"]) >= 3
+    assert [r["seed"] for r in results["runs"]] == results["seeds"]
+    # the runs trained the recipe the chapter trains
+    assert results["recipe"] == CONTINUED_PRETRAINING
+    assert all(r["steps"] == CONTINUED_PRETRAINING["max_steps"] for r in results["runs"])
+    keys = [f"{name}_{when}" for name in ("old_facts", "new_facts") for when in
+            ("before", "after", "change")]  # fmt: skip
+    assert set(results["summary"]) == set(keys)
+    for key in keys:
+        values = [r[key] for r in results["runs"]]
+        assert abs(results["summary"][key]["mean"] - statistics.fmean(values)) < 1e-12, key
+        assert abs(results["summary"][key]["sd"] - statistics.stdev(values)) < 1e-12, key
+    for run in results["runs"]:
+        for name in ("old_facts", "new_facts"):
+            assert abs(run[f"{name}_after"] - run[f"{name}_before"] - run[f"{name}_change"]) < 1e-12
+    # "before" is the shipped model, the same for every seed
+    assert len({(r["old_facts_before"], r["new_facts_before"]) for r in results["runs"]}) == 1
+
+
+def test_the_continued_pretraining_script_runs_and_writes_its_json(tmp_path):
+    out = tmp_path / "continued_pretraining.json"
+    done = subprocess.run(
+        [sys.executable, "experiments/continued_pretraining.py", "--max-steps", "2",
+         "--seeds", "0", "1", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert [(r["seed"], r["steps"]) for r in results["runs"]] == [(0, 2), (1, 2)]
+    assert results["recipe"]["max_steps"] == 2 and results["probes"] > 0
+    for run in results["runs"]:
+        assert all(0 <= run[f"{name}_{when}"] <= 1 for name in ("old_facts", "new_facts")
+                   for when in ("before", "after"))  # fmt: skip
+    assert set(results["summary"]) == {k for k in results["runs"][0] if k.endswith(
+        ("_before", "_after", "_change"))}  # fmt: skip

@@ -12,12 +12,14 @@ import functools
 import json
 from pathlib import Path
 
+from mlmcourse.data.moved_world import city_move, moved, moved_fact_probes
 from mlmcourse.data.new_roles import names_in_new_roles
 from mlmcourse.data.real import load_wikitext2, load_wnut17, read_conll
 from mlmcourse.data.sentence import Probe, Sentence
 
 __all__ = [
     "WORLD_LABELS",
+    "city_move",
     "Probe",
     "Sentence",
     "load_probes",
@@ -25,6 +27,8 @@ __all__ = [
     "load_wnut17",
     "load_world",
     "load_world_facts",
+    "moved",
+    "moved_fact_probes",
     "names_in_new_roles",
     "read_conll",
     "world_texts",
