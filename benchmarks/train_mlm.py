@@ -28,6 +28,7 @@ from mlmcourse.mlm import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
 from mlmcourse.runtime import get_device
 from mlmcourse.training import TrainingConfig, autocast_context, build_optimizer
+from mlmcourse.training.hardware import step_matmul_flops
 
 
 def make_models(config: EncoderConfig):
@@ -97,20 +98,6 @@ def matmul_peak_flops(
     return 2 * n**3 / statistics.median(times)
 
 
-def step_flops(config: EncoderConfig, batch: int, seq_len: int, scored: int, *, full_head: bool):
-    """Matmul FLOPs of one training step (forward x 3 for forward + backward).
-
-    Per token and layer: Q, K, V, output projections 8H^2, feed-forward 4HI, attention scores
-    and weighted sum 4TH. The head adds 2H^2 + 2HV per scored position.
-    """
-    h, i, t, v = config.hidden_size, config.intermediate_size, seq_len, config.vocab_size
-    tokens = batch * seq_len
-    encoder = tokens * config.num_hidden_layers * (8 * h * h + 4 * h * i + 4 * t * h)
-    head_positions = tokens if full_head else scored
-    head = head_positions * (2 * h * h + 2 * h * v)
-    return 3 * (encoder + head)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=4)
@@ -168,10 +155,12 @@ def main() -> None:
 
     tokens = args.batch * args.seq_len
     median = {name: statistics.median(t) for name, t in times.items()}
-    useful = step_flops(config, args.batch, args.seq_len, scored, full_head=False)
+    useful = step_matmul_flops(config, args.batch, args.seq_len, scored)
     executed = {
         "ours": useful,
-        "transformers": step_flops(config, args.batch, args.seq_len, scored, full_head=True),
+        "transformers": step_matmul_flops(
+            config, args.batch, args.seq_len, args.batch * args.seq_len
+        ),
     }
     print(
         f"config: {args.layers} layers, hidden {args.hidden}, {args.heads} heads, intermediate "

@@ -97,3 +97,17 @@ def test_ddp_benchmark_repeats_and_summarises_its_ratios(tmp_path, monkeypatch, 
     assert results["summary"]["2 processes / 1 process with 2 thread(s)"]["max"] == pytest.approx(
         123 / 150
     )
+
+
+def test_step_flops_count_the_lm_head_only_where_it_scores():
+    from mlmcourse.model import EncoderConfig
+    from mlmcourse.training.hardware import step_matmul_flops
+
+    c = EncoderConfig(vocab_size=100, hidden_size=8, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=16, max_position_embeddings=16)  # fmt: skip
+    encoder = 2 * 4 * 2 * (8 * 64 + 4 * 8 * 16 + 4 * 4 * 8)  # batch 2, 4 tokens, 2 layers
+    head = 2 * 64 + 2 * 8 * 100  # per scored position
+    assert step_matmul_flops(c, 2, 4, scored=0) == 3 * encoder
+    assert (
+        step_matmul_flops(c, 2, 4, scored=8) - step_matmul_flops(c, 2, 4, scored=1) == 3 * 7 * head
+    )

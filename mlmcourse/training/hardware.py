@@ -110,3 +110,16 @@ def wrap_ddp(model: nn.Module, device: torch.device) -> nn.Module:
     return DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None
     )
+
+
+def step_matmul_flops(config: Any, batch: int, seq_len: int, scored: int) -> int:
+    """Matmul FLOPs of one MLM training step (forward x 3 for forward + backward).
+
+    Per token and layer: Q, K, V, output projections 8H^2, feed-forward 4HI, attention scores
+    and weighted sum 4TH. The LM head adds 2H^2 + 2HV per *scored* position: pass every
+    position to count a head that scores them all (``transformers.BertForMaskedLM``), or only
+    the masked ones for ours. Model-FLOP utilisation divides this by time and peak FLOP/s.
+    """
+    h, i, t, v = config.hidden_size, config.intermediate_size, seq_len, config.vocab_size
+    encoder = batch * seq_len * config.num_hidden_layers * (8 * h * h + 4 * h * i + 4 * t * h)
+    return 3 * (encoder + scored * (2 * h * h + 2 * h * v))
