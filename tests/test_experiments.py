@@ -16,6 +16,19 @@ from mlmcourse.results import available_results, load_results
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _run_experiment(name: str, out: Path, *args: str) -> dict:
+    """Run ``experiments/<name>.py`` with ``args`` writing ``out``; return the JSON it wrote."""
+    done = subprocess.run(
+        [sys.executable, f"experiments/{name}.py", *args, "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
 def test_the_mask_rate_results_hold_three_seeds_per_rate_and_their_summary():
     assert "mask_rate" in available_results()
     results = load_results("mask_rate")
@@ -37,16 +50,9 @@ def test_the_mask_rate_results_hold_three_seeds_per_rate_and_their_summary():
 
 def test_the_mask_rate_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "mask_rate.json"
-    done = subprocess.run(
-        [sys.executable, "experiments/mask_rate.py", "--max-steps", "3", "--seeds", "0", "1",
-         "--rates", "0.4", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(out.read_text())
+    results = _run_experiment(
+        "mask_rate", out, "--max-steps", "3", "--seeds", "0", "1", "--rates", "0.4"
+    )
     assert [r["seed"] for r in results["runs"]] == [0, 1]
     assert all(r["steps"] == 3 and 0 <= r["fact_probe_accuracy"] <= 1 for r in results["runs"])
     assert set(results["summary"]) == {"0.4"}
@@ -81,16 +87,9 @@ def test_the_ner_curve_results_hold_three_seeds_per_setting_and_their_summary():
 
 def test_the_ner_curve_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "ner_curve.json"
-    done = subprocess.run(
-        [sys.executable, "experiments/ner_curve.py", "--steps", "2", "--sizes", "50",
-         "--seeds", "0", "1", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(out.read_text())
+    results = _run_experiment(
+        "ner_curve", out, "--steps", "2", "--sizes", "50", "--seeds", "0", "1"
+    )
     assert [(r["seed"], r["start"]) for r in results["runs"]] == [
         (0, "pretrained"), (0, "from scratch"), (1, "pretrained"), (1, "from scratch")
     ]  # fmt: skip
@@ -109,22 +108,7 @@ def test_the_committed_wikitext2_tokenizer_rows_are_complete():
 @pytest.mark.skipif(not os.environ.get("MLMCOURSE_DATA_DIR"), reason="needs a WikiText-2 copy")
 def test_the_wikitext2_tokenizer_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "tokenizers_wikitext2.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "experiments/tokenizers_wikitext2.py",
-            "--limit",
-            "60",
-            "--json",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(out.read_text())
+    results = _run_experiment("tokenizers_wikitext2", out, "--limit", "60")
     assert results["paragraphs"]["train"] + results["paragraphs"]["measured"] <= 60
     assert {r["tokenizer"] for r in results["rows"]} >= {"word-level", "WordPiece"}
 
@@ -173,16 +157,19 @@ def test_the_clm_vs_mlm_results_hold_three_seeds_of_the_shipped_budget_and_their
 
 def test_the_clm_vs_mlm_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "clm_vs_mlm.json"
-    done = subprocess.run(
-        [sys.executable, "experiments/clm_vs_mlm.py", "--max-steps", "2", "--seeds", "0", "1",
-         "--prompts", "3", "--probe-epochs", "1", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(out.read_text())
+    results = _run_experiment(
+        "clm_vs_mlm",
+        out,
+        "--max-steps",
+        "2",
+        "--seeds",
+        "0",
+        "1",
+        "--prompts",
+        "3",
+        "--probe-epochs",
+        "1",
+    )
     assert [(r["seed"], r["steps"]) for r in results["runs"]] == [(0, 2), (1, 2)]
     assert results["config"]["max_steps"] == 2
     for run in results["runs"]:
@@ -227,20 +214,14 @@ def test_the_continued_pretraining_results_hold_three_seeds_of_the_recipe_and_th
 
 def test_the_continued_pretraining_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "continued_pretraining.json"
-    done = subprocess.run(
-        [sys.executable, "experiments/continued_pretraining.py", "--max-steps", "2",
-         "--seeds", "0", "1", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(out.read_text())
+    results = _run_experiment("continued_pretraining", out, "--max-steps", "2", "--seeds", "0", "1")
     assert [(r["seed"], r["steps"]) for r in results["runs"]] == [(0, 2), (1, 2)]
     assert results["recipe"]["max_steps"] == 2 and results["probes"] > 0
     for run in results["runs"]:
-        assert all(0 <= run[f"{name}_{when}"] <= 1 for name in ("old_facts", "new_facts")
-                   for when in ("before", "after"))  # fmt: skip
+        assert all(
+            0 <= run[f"{name}_{when}"] <= 1
+            for name in ("old_facts", "new_facts")
+            for when in ("before", "after")
+        )
     assert set(results["summary"]) == {k for k in results["runs"][0] if k.endswith(
         ("_before", "_after", "_change"))}  # fmt: skip
