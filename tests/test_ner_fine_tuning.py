@@ -56,3 +56,30 @@ def test_fine_tuning_nothing_is_a_clear_error(encoder, world_tokenizer):
     model = new_tagger(encoder, labels, pretrained=True, seed=0)
     with pytest.raises(ValueError, match="at least one training sentence"):
         fine_tune(model, [], world_tokenizer, labels, steps=3)
+
+
+def test_epochs_visit_every_sentence_once_in_length_grouped_batches(encoder, world_tokenizer):
+    from mlmcourse.ner import fine_tuning
+
+    labels = LabelVocab(WORLD_LABELS)
+    sentences = load_world("train")[:37]
+    plan = fine_tuning._epoch_plan(sentences, world_tokenizer, 8, 0, 64)
+    assert plan.per_epoch == 5  # ceil(37 / 8)
+    for epoch in range(2):
+        rows = [r for i in range(plan.per_epoch) for r in plan.rows(epoch * plan.per_epoch + i)]
+        assert sorted(rows) == list(range(37))
+    model = new_tagger(encoder, labels, pretrained=True, seed=0)
+    loss = fine_tune(model, sentences, world_tokenizer, labels, epochs=2, batch_size=8)
+    again = new_tagger(encoder, labels, pretrained=True, seed=0)
+    assert fine_tune(again, sentences, world_tokenizer, labels, epochs=2, batch_size=8) == loss
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({}, "steps= or epochs="), ({"steps": 3, "epochs": 1}, "not both"), ({"epochs": 0}, "epochs")],
+)
+def test_fine_tune_needs_steps_or_epochs(encoder, world_tokenizer, kwargs, message):
+    labels = LabelVocab(WORLD_LABELS)
+    model = new_tagger(encoder, labels, pretrained=True, seed=0)
+    with pytest.raises(ValueError, match=message):
+        fine_tune(model, load_world("train")[:4], world_tokenizer, labels, **kwargs)

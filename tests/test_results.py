@@ -43,3 +43,13 @@ def test_provenance_records_the_command_seeds_versions_and_minutes(tmp_path, mon
     )
     path = save_results(tmp_path / "deep" / "r.json", {**record, "runs": []})
     assert json.loads(path.read_text()) == {**record, "runs": []}
+
+
+def test_mean_sd_is_the_mean_and_sample_sd_over_rows():
+    from mlmcourse.results import mean_sd
+
+    rows = [{"f1": 0.4, "minutes": 7}, {"f1": 0.5, "minutes": 8}, {"f1": 0.6, "minutes": 9}]
+    summary = mean_sd(rows, ("f1", "minutes"))
+    assert summary["f1"]["mean"] == pytest.approx(0.5) and summary["f1"]["sd"] == pytest.approx(0.1)
+    assert summary["minutes"] == {"mean": 8.0, "sd": 1.0}
+    assert mean_sd(rows[:1], ("f1",)) == {"f1": {"mean": 0.4, "sd": 0.0}}  # one seed: no spread

@@ -229,3 +229,24 @@ def test_fixed_eval_batches_mask_once_with_a_fixed_seed():
     b = fixed_eval_batches([f"t{i}" for i in range(5)], collator, batch_size=2, seed=3)
     assert [x["n"] for x in a] == [2, 2, 1]
     assert all(torch.equal(x["draw"], y["draw"]) for x, y in zip(a, b, strict=True))
+
+
+def test_length_grouped_batches_cover_each_example_once_and_cut_padding():
+    from mlmcourse.training import length_grouped_batches
+
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.randint(5, 60, (500,), generator=g).tolist()
+    batches = length_grouped_batches(lengths, 16, seed=3, epoch=1, group_size=10)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    assert sorted(len(b) for b in batches)[1:] == [16] * 31  # groups of 160: one short batch
+    assert batches == length_grouped_batches(lengths, 16, seed=3, epoch=1, group_size=10)
+    assert batches != length_grouped_batches(lengths, 16, seed=3, epoch=2, group_size=10)
+
+    def padded(bs):  # positions a padded batch computes
+        return sum(len(b) * max(lengths[i] for i in b) for b in bs)
+
+    order = torch.randperm(500, generator=g).tolist()
+    shuffled = [order[i : i + 16] for i in range(0, 500, 16)]
+    assert padded(batches) < 0.8 * padded(shuffled)
+    with pytest.raises(ValueError, match="at least one example"):
+        length_grouped_batches([], 4, seed=0, epoch=0)

@@ -41,13 +41,14 @@ from mlmcourse.ner.decoding import (
     group_entities,
     viterbi_decode,
 )
-from mlmcourse.ner.fine_tuning import fine_tune, new_tagger
+from mlmcourse.ner.fine_tuning import REAL_TEXT_RECIPE, fine_tune, new_tagger
 from mlmcourse.ner.labels import LabelVocab, class_weights_from_tags
 from mlmcourse.ner.model import BertForTokenClassification, TokenClassifierOutput
 from mlmcourse.ner.pipeline import evaluate_ner, predict_entities, predict_tags
 
 __all__ = [
     "IGNORE_INDEX",
+    "REAL_TEXT_RECIPE",
     "BertForTokenClassification",
     "EncodedWords",
     "LabelVocab",

@@ -13,13 +13,24 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse.checks import check_positive_int
+from mlmcourse.ner.alignment import encode_words, words_and_tags
 from mlmcourse.ner.batches import tokenize_and_align_labels, word_dropout
 from mlmcourse.ner.labels import LabelVocab
 from mlmcourse.ner.model import BertForTokenClassification
 from mlmcourse.runtime import set_seed
-from mlmcourse.training import TrainingConfig, train
+from mlmcourse.training import TrainingConfig, length_grouped_batches, train
 
-__all__ = ["fine_tune", "new_tagger"]
+__all__ = ["REAL_TEXT_RECIPE", "fine_tune", "new_tagger"]
+
+REAL_TEXT_RECIPE = {
+    "epochs": 2,
+    "batch_size": 16,
+    "learning_rate": 2e-4,
+    "lr_scheduler_type": "linear",
+}
+"""Fine-tuning a real pretrained encoder (MiniLM) on real text: the settings chosen on WNUT-17's
+dev split by ``experiments/wnut17_minilm.py`` (see ``results/wnut17_minilm.json``)."""
 
 
 def new_tagger(
@@ -53,30 +64,45 @@ def fine_tune(
     tokenizer: Any,
     labels: LabelVocab,
     *,
-    steps: int,
+    steps: int | None = None,
+    epochs: int | None = None,
     batch_size: int = 16,
     learning_rate: float = 2e-3,
+    lr_scheduler_type: str = "cosine",
     unk_rate: float = 0.0,
     seed: int = 0,
     device: torch.device | str | None = None,
+    progress: bool = False,
 ) -> float:
-    """Train ``model`` on ``sentences`` for ``steps`` steps; return the last logged training loss.
+    """Train ``model`` on ``sentences``; return the last logged training loss.
 
-    Batch ``i`` draws ``batch_size`` sentences with replacement from a generator seeded by
-    ``(seed, i)``, so a run is reproducible and does not depend on how many batches were drawn
-    before; ``unk_rate`` hides that share of the labelled words (:func:`word_dropout`).
+    Give ``steps`` or ``epochs``. With ``steps``, batch ``i`` draws ``batch_size`` sentences with
+    replacement from a generator seeded by ``(seed, i)`` (the world chapters' recipe). With
+    ``epochs``, each epoch visits every sentence once in batches of similar length
+    (:func:`~mlmcourse.training.length_grouped_batches`), which on real text such as tweets
+    halves the padding. Either way a run is reproducible and batch ``i`` does not depend on how
+    many batches were drawn before. ``unk_rate`` hides that share of the labelled words
+    (:func:`word_dropout`).
     """
     if not sentences:
         raise ValueError("fine_tune needs at least one training sentence")
+    if (steps is None) == (epochs is None):
+        raise ValueError("fine_tune needs steps= or epochs= (one of them, not both)")
+    max_length = model.config.max_position_embeddings
+    if epochs is not None:
+        check_positive_int(epochs, "epochs")
+        plan = _epoch_plan(sentences, tokenizer, batch_size, seed, max_length)
+        steps = epochs * plan.per_epoch
+    check_positive_int(steps, "steps")
 
     def get_batch(i: int) -> dict[str, torch.Tensor]:
         g = torch.Generator().manual_seed(seed * 1_000_003 + i)
-        rows = torch.randint(len(sentences), (batch_size,), generator=g).tolist()
+        if epochs is None:
+            rows = torch.randint(len(sentences), (batch_size,), generator=g).tolist()
+        else:
+            rows = plan.rows(i)
         batch = tokenize_and_align_labels(
-            [sentences[r] for r in rows],
-            tokenizer,
-            labels,
-            max_length=model.config.max_position_embeddings,
+            [sentences[r] for r in rows], tokenizer, labels, max_length=max_length
         )
         return word_dropout(
             batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=g
@@ -85,9 +111,38 @@ def fine_tune(
     config = TrainingConfig(
         max_steps=steps,
         learning_rate=learning_rate,
+        lr_scheduler_type=lr_scheduler_type,
         warmup_steps=max(1, steps // 10),
         logging_steps=max(1, steps // 10),
         seed=seed,
     )
-    result = train(model, get_batch, config, device=device, progress=False, log=None)
+    result = train(model, get_batch, config, device=device, progress=progress, log=None)
     return result.history["train"][-1]["loss"]
+
+
+class _EpochPlan:
+    """Batch ``i``'s sentence indices when every epoch visits each sentence once."""
+
+    def __init__(self, lengths: list[int], batch_size: int, seed: int) -> None:
+        self.lengths, self.batch_size, self.seed = lengths, batch_size, seed
+        self.per_epoch = len(length_grouped_batches(lengths, batch_size, seed=seed, epoch=0))
+        self._cache: tuple[int, list[list[int]]] = (-1, [])
+
+    def rows(self, i: int) -> list[int]:
+        epoch, index = divmod(i, self.per_epoch)
+        if self._cache[0] != epoch:
+            batches = length_grouped_batches(
+                self.lengths, self.batch_size, seed=self.seed, epoch=epoch
+            )
+            self._cache = (epoch, batches)
+        return self._cache[1][index]
+
+
+def _epoch_plan(
+    sentences: Sequence[Any], tokenizer: Any, batch_size: int, seed: int, max_length: int
+) -> _EpochPlan:
+    lengths = [
+        len(encode_words(tokenizer, words_and_tags(s, i)[0], max_length=max_length).input_ids)
+        for i, s in enumerate(sentences)
+    ]
+    return _EpochPlan(lengths, batch_size, seed)

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["available_results", "load_results", "provenance", "save_results"]
+__all__ = ["available_results", "load_results", "mean_sd", "provenance", "save_results"]
 
 
 def available_results() -> list[str]:
@@ -56,6 +56,20 @@ def provenance(argv: Sequence[str] | None, seeds: Sequence[int], started: float)
         },
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
         "minutes": (time.perf_counter() - started) / 60,
+    }
+
+
+def mean_sd(rows: Sequence[dict], keys: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``{key: {"mean", "sd"}}`` over ``rows``: the sample standard deviation (0 for one row),
+    which is what the chapters quote as "mean ± sd" over seeds."""
+    import statistics
+
+    return {
+        key: {
+            "mean": statistics.fmean(row[key] for row in rows),
+            "sd": statistics.stdev(row[key] for row in rows) if len(rows) > 1 else 0.0,
+        }
+        for key in keys
     }
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlmcourse.training.batches import MLMBatches, fixed_eval_batches
+from mlmcourse.training.batches import MLMBatches, fixed_eval_batches, length_grouped_batches
 from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig
 from mlmcourse.training.evaluation import evaluate, targets, to_device
 from mlmcourse.training.hardware import (
@@ -65,6 +65,7 @@ __all__ = [
     "SCHEDULES",
     "PRECISIONS",
     "fixed_eval_batches",
+    "length_grouped_batches",
     "lr_multiplier",
     "CompileFallback",
     "Checkpointer",

@@ -15,7 +15,7 @@ from torch.utils.data import DistributedSampler
 
 from mlmcourse.checks import check_positive_int
 
-__all__ = ["MLMBatches", "fixed_eval_batches"]
+__all__ = ["MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 
 
 class MLMBatches:
@@ -121,3 +121,28 @@ def fixed_eval_batches(
         collator(list(texts[i : i + batch_size]), generator=g)
         for i in range(0, len(texts), batch_size)
     ]
+
+
+def length_grouped_batches(
+    lengths: Sequence[int], batch_size: int, *, seed: int, epoch: int, group_size: int = 50
+) -> list[list[int]]:
+    """One epoch: every example once, in batches of similar length, in a seeded random order.
+
+    With dynamic padding a batch costs its longest row times its size, so a short tweet batched
+    with a long one is mostly padding. As ``transformers``' ``group_by_length`` does, the
+    examples are shuffled (seeded by ``(seed, epoch)``), cut into groups of
+    ``group_size * batch_size``, sorted by length inside each group and cut into batches; the
+    batches are then shuffled, so lengths still vary from step to step.
+    """
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(group_size, "group_size")
+    if not lengths:
+        raise ValueError("length_grouped_batches needs at least one example, got none")
+    g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    order = torch.randperm(len(lengths), generator=g).tolist()
+    span = group_size * batch_size
+    batches = []
+    for start in range(0, len(order), span):
+        group = sorted(order[start : start + span], key=lambda i: lengths[i], reverse=True)
+        batches += [group[i : i + batch_size] for i in range(0, len(group), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
