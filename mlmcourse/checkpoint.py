@@ -6,6 +6,8 @@ A checkpoint is a Hugging Face model folder plus the training state. It holds
   (``model_type``, ``is_decoder``, ...), so ``transformers.BertForMaskedLM.from_pretrained``
   loads the folder as it is (a pre-LayerNorm model, which ``transformers``' BERT cannot
   express, leaves them out, so ``transformers`` refuses it instead of loading a wrong model);
+  a NER tagger's also names its labels as ``transformers`` does (``num_labels``,
+  ``id2label``, ``label2id``), so ``BertForTokenClassification.from_pretrained`` opens it;
 - ``model.safetensors``: the weights, with Hugging Face parameter names; a tied decoder is
   stored once;
 - ``tokenizer.json``: the tokenizer the model was trained with (ids must match rows);
@@ -69,6 +71,9 @@ FINGERPRINT_KEY = "tokenizer_vocab_sha256"
 # The keys transformers' BertConfig needs besides ours (our is_causal is its is_decoder).
 HF_KEYS = ("model_type", "position_embedding_type", "is_decoder")
 METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
+# The keys of a token-classification head, as transformers names them (a tagger's only).
+LABEL_KEYS = ("num_labels", "id2label", "label2id", "classifier_dropout")
+TAGGER = "BertForTokenClassification"
 
 # Config keys that change the shape or meaning of the weights; dropout rates and the
 # initialiser range do not, so a checkpoint may be loaded into a model that differs there.
@@ -182,6 +187,48 @@ def _hf_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _label_keys(model: nn.Module) -> dict[str, Any]:
+    """A tagger's labels and head dropout, as ``transformers`` writes them; none for others.
+
+    JSON keys are strings, so ``id2label`` is ``{"0": "O", ...}`` as in any Hub model.
+    """
+    from mlmcourse.ner.model import BertForTokenClassification
+
+    if not isinstance(model, BertForTokenClassification):
+        return {}
+    keys: dict[str, Any] = {"num_labels": model.num_labels, "classifier_dropout": model.dropout.p}
+    if model.id2label is not None:
+        keys["id2label"] = {str(i): name for i, name in model.id2label.items()}
+        keys["label2id"] = {name: i for i, name in model.id2label.items()}
+    return keys
+
+
+def _tagger_arguments(config: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """``BertForTokenClassification``'s label arguments from the keys :func:`_label_keys` wrote."""
+    num_labels = config.get("num_labels")
+    if not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1:
+        raise ConfigError(f"{source}: a tagger needs num_labels >= 1, got {num_labels!r}")
+    arguments: dict[str, Any] = {
+        "num_labels": num_labels,
+        "classifier_dropout": config.get("classifier_dropout"),
+    }
+    id2label = config.get("id2label")
+    if id2label is None:
+        return arguments
+    expected = [str(i) for i in range(num_labels)]
+    if not isinstance(id2label, Mapping) or set(id2label) != set(expected):
+        raise ConfigError(
+            f"{source}: id2label must name each of the {num_labels} labels once, with the keys "
+            f"'0'..'{num_labels - 1}'; got {id2label!r:.200}"
+        )
+    names = [id2label[key] for key in expected]
+    label2id = {name: i for i, name in enumerate(names)}
+    if config.get("label2id", label2id) != label2id:
+        raise ConfigError(f"{source}: label2id contradicts id2label; was it edited by hand?")
+    arguments["id2label"] = dict(enumerate(names))
+    return arguments
+
+
 def save_checkpoint(
     directory: str | Path,
     model: nn.Module,
@@ -206,7 +253,12 @@ def save_checkpoint(
     config = _model_config(model)
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
-    config_json = {"architectures": [type(model).__name__], **config, **_hf_keys(config)}
+    config_json = {
+        "architectures": [type(model).__name__],
+        **config,
+        **_hf_keys(config),
+        **_label_keys(model),
+    }
     fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
     if fingerprint is not None:
         config_json[FINGERPRINT_KEY] = fingerprint
@@ -328,6 +380,12 @@ def _build_model(config: Mapping[str, Any], source: str = CONFIG_NAME) -> nn.Mod
     from mlmcourse.model import BertModel
 
     architecture = (config.get("architectures") or ["BertModel"])[0]
+    if architecture == TAGGER:  # the label keys are the head's, not the encoder's
+        from mlmcourse.ner.model import BertForTokenClassification
+
+        encoder = {k: v for k, v in config.items() if k not in LABEL_KEYS}
+        arguments = _tagger_arguments(config, source)
+        return BertForTokenClassification(_encoder_config(encoder, source), **arguments)
     encoder_config = _encoder_config(config, source)
     if architecture == "BertForMaskedLM":
         from mlmcourse.mlm import BertForMaskedLM
@@ -341,7 +399,7 @@ def _build_model(config: Mapping[str, Any], source: str = CONFIG_NAME) -> nn.Mod
         return BertModel(encoder_config)
     raise CheckpointMismatchError(
         f"config.json names the architecture {architecture!r}; this loader knows "
-        f"'BertForMaskedLM', 'BertForCausalLM' and 'BertModel'"
+        f"'BertForMaskedLM', 'BertForCausalLM', 'BertModel' and '{TAGGER}'"
     )
 
 

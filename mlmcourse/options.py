@@ -61,6 +61,15 @@ def _as_float(value: Any) -> float | None:
     return None
 
 
+def _as_strings(value: Any) -> str | list[str] | None:
+    """One string, or a non-empty YAML list of strings (several files, say)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
 # The kind of value each field type takes from YAML: what to call it, and how to read it
 # (``None``: not that kind).
 _KINDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -68,6 +77,7 @@ _KINDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "int": ("an integer", lambda v: int(v) if is_int(v) else None),
     "float": ("a number", _as_float),
     "str": ("a string", lambda v: v if isinstance(v, str) else None),
+    "str | list[str]": ("a string or a list of strings", _as_strings),
 }
 
 

@@ -11,6 +11,7 @@ from mlmcourse.checkpoint import load_checkpoint, save_checkpoint
 from mlmcourse.checks import ConfigError
 from mlmcourse.clm import BertForCausalLM
 from mlmcourse.mlm import BertForMaskedLM
+from mlmcourse.ner import BertForTokenClassification, LabelVocab
 from tests.tiny import tiny_encoder_config
 
 transformers = pytest.importorskip("transformers")
@@ -60,3 +61,47 @@ def test_hf_keys_that_contradict_ours_are_refused(tmp_path):
     path.write_text(json.dumps({**json.loads(path.read_text()), "is_decoder": True}))
     with pytest.raises(ConfigError, match="contradicts the model's own keys"):
         load_checkpoint(tmp_path / "run")
+
+
+def _tagger() -> BertForTokenClassification:
+    labels = LabelVocab(["O", "B-LOC", "I-LOC", "B-PER", "I-PER"])
+    torch.manual_seed(0)
+    config = tiny_encoder_config(hidden_dropout_prob=0.0)
+    model = BertForTokenClassification(config, len(labels), id2label=labels).eval()
+    with torch.no_grad():  # a non-zero classifier bias, so a missing one would show
+        model.classifier.bias.normal_()
+    return model
+
+
+def test_transformers_loads_a_ner_checkpoint_with_its_labels(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = _tagger()
+    save_checkpoint(tmp_path / "ner", model)
+    reference = transformers.BertForTokenClassification.from_pretrained(str(tmp_path / "ner"))
+    assert reference.config.id2label == model.id2label
+    assert reference.config.label2id == {name: i for i, name in model.id2label.items()}
+    loaded = load_checkpoint(tmp_path / "ner").model
+    assert isinstance(loaded, BertForTokenClassification) and loaded.id2label == model.id2label
+    batch = _batch()
+    with torch.no_grad():
+        expected = reference.eval()(**batch).logits
+        got, reloaded = model(**batch).logits, loaded(**batch).logits
+    valid = batch["attention_mask"].bool()
+    torch.testing.assert_close(got[valid], expected[valid], atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(reloaded, got, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"id2label": {"0": "O", "1": "B-LOC"}}, "id2label must name each of the 5 labels"),
+        ({"label2id": {"O": 1}}, "label2id contradicts id2label"),
+        ({"architectures": ["BertForMaskedLM"]}, r"unknown key\(s\) \['classifier_dropout'"),
+    ],
+)
+def test_ner_label_keys_that_do_not_fit_are_refused(tmp_path, edit, message):
+    save_checkpoint(tmp_path / "ner", _tagger())
+    path = tmp_path / "ner" / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
+    with pytest.raises(ConfigError, match=message):
+        load_checkpoint(tmp_path / "ner")

@@ -52,7 +52,7 @@ def test_values_take_their_field_kind_and_pass_their_check():
 def test_every_pretraining_key_has_help_a_known_group_and_a_kind():
     for f in fields(PretrainConfig):
         assert f.metadata["help"] and f.metadata["group"] in GROUPS, f.name
-        assert f.type in ("int", "float", "str", "bool"), f.name
+        assert f.type in ("int", "float", "str", "bool", "str | list[str]"), f.name
     assert {f.name for f in fields(TrainingConfig)} < {f.name for f in fields(PretrainConfig)}
 
 

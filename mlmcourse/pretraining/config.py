@@ -51,10 +51,11 @@ class PretrainConfig(TrainingConfig):
     training_mode: str = _data(
         "mlm", "mlm (masked LM) or clm (causal LM, chapter 6)", _training_mode
     )
-    dataset: str = _data(
+    dataset: str | list[str] = _data(
         "world",
         "world (the course's generated corpus), wikitext2, or a path to a UTF-8 text file with "
-        "one text per line (its last 5% of lines are the validation split)",
+        "one text per line, or a YAML list of such paths, read in order as one text (the last "
+        "5% of lines are the validation split)",
     )
     tokenizer: str = _data(
         "word",
@@ -102,8 +103,9 @@ class PretrainConfig(TrainingConfig):
     )
     init_from: str = _model(
         "",
-        "continue pretraining from this checkpoint's weights and tokenizer (a path, or the name "
-        "of a shipped checkpoint such as world); the model keys are then taken from it",
+        "continue pretraining from this checkpoint's weights and tokenizer (a path, the name "
+        "of a shipped checkpoint such as world, or minilm: the real MiniLM encoder with its "
+        "fitted MLM head); the model keys are then taken from it",
     )
     batch_size: int = _optimisation(
         32, "sequences per micro-batch (per process)", check_positive_int

@@ -17,7 +17,7 @@ from torch import nn
 
 from mlmcourse import distributed
 from mlmcourse.checkpoint import load_checkpoint, recover_checkpoint_dir, shipped_checkpoint
-from mlmcourse.checks import check_path_exists, read_text
+from mlmcourse.checks import ConfigError, check_path_exists, read_text
 from mlmcourse.clm import BertForCausalLM, CLMCollator
 from mlmcourse.data import load_wikitext2, world_texts
 from mlmcourse.masking import MLMCollator
@@ -109,8 +109,8 @@ def pretrain(
 
 def check_input_paths(config: PretrainConfig) -> None:
     """Every file or directory the config reads must exist: checked before any data loads."""
-    if config.dataset not in SHIPPED_DATASETS:
-        check_path_exists(config.dataset, "dataset file (or 'world', 'wikitext2')", kind="file")
+    for path in _dataset_files(config.dataset):
+        check_path_exists(path, "dataset file (or 'world', 'wikitext2')", kind="file")
     if config.tokenizer not in ("word", "wordpiece") and not config.init_from:
         check_path_exists(config.tokenizer, "tokenizer file (or 'word', 'wordpiece')")
     if config.resume_from_checkpoint:
@@ -122,19 +122,31 @@ def check_input_paths(config: PretrainConfig) -> None:
 
 
 def _init_from_path(init_from: str) -> Path:
-    """The checkpoint directory ``init_from`` names: a path, or a shipped checkpoint's name."""
+    """The checkpoint directory ``init_from`` names: a path, ``minilm`` (the real encoder with
+    its fitted MLM head, saved as a checkpoint once) or a shipped checkpoint's name."""
     if (Path(init_from) / "config.json").is_file():
         return Path(init_from)
+    if init_from == "minilm":
+        from mlmcourse.minilm import minilm_checkpoint
+
+        return minilm_checkpoint()
     try:
         return shipped_checkpoint(init_from)
     except FileNotFoundError as exc:
         raise FileNotFoundError(
-            f"init_from={init_from!r} is neither a checkpoint directory nor the name of a "
-            f"shipped checkpoint ({exc})"
+            f"init_from={init_from!r} is neither a checkpoint directory, minilm, nor the name "
+            f"of a shipped checkpoint ({exc})"
         ) from None
 
 
-def load_texts(dataset: str) -> tuple[list[str], list[str]]:
+def _dataset_files(dataset: str | Sequence[str]) -> list[str]:
+    """The text files ``dataset`` names: none for a shipped corpus, else one or more paths."""
+    if isinstance(dataset, str):
+        return [] if dataset in SHIPPED_DATASETS else [dataset]
+    return list(dataset)
+
+
+def load_texts(dataset: str | Sequence[str]) -> tuple[list[str], list[str]]:
     """Training and validation texts of ``dataset`` (see ``HELP["dataset"]``)."""
     if dataset == "world":
         return world_texts("train"), world_texts("validation")
@@ -144,14 +156,21 @@ def load_texts(dataset: str) -> tuple[list[str], list[str]]:
             return [s.strip() for s in lines if s.strip() and not s.strip().startswith("=")]
 
         return clean(load_wikitext2("train")), clean(load_wikitext2("validation"))
-    path = Path(dataset)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"dataset {dataset!r} is neither 'world', 'wikitext2' nor an existing text file"
-        )
-    lines = [s.strip() for s in read_text(path, "dataset file").splitlines() if s.strip()]
+    return _split_lines(_dataset_files(dataset))
+
+
+def _split_lines(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The non-empty lines of ``paths``, read in order as one text; the last 5% held out."""
+    lines = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise FileNotFoundError(
+                f"dataset {path!r} is neither 'world', 'wikitext2' nor an existing text file"
+            )
+        lines += [s.strip() for s in read_text(path, "dataset file").splitlines() if s.strip()]
     if len(lines) < 20:
-        raise ValueError(f"{path} has {len(lines)} non-empty lines; at least 20 are needed")
+        where = paths[0] if len(paths) == 1 else " + ".join(paths)
+        raise ConfigError(f"{where} has {len(lines)} non-empty lines; at least 20 are needed")
     cut = len(lines) - max(1, len(lines) // 20)
     return lines[:cut], lines[cut:]
 
@@ -203,6 +222,12 @@ def _model_and_tokenizer(
     loaded = load_checkpoint(source)
     if loaded.tokenizer is None:
         raise FileNotFoundError(f"init_from={config.init_from!r} has no tokenizer.json")
+    if not isinstance(loaded.model, BertForMaskedLM | BertForCausalLM):
+        raise ConfigError(
+            f"init_from={config.init_from!r} holds a {type(loaded.model).__name__}, not a "
+            f"language model; continue from a checkpoint written by pretraining (a masked or "
+            f"causal LM)"
+        )
     if loaded.model.config.is_causal != (config.training_mode == "clm"):
         raise ValueError(
             f"init_from={config.init_from!r} holds a "
@@ -224,12 +249,17 @@ def _summary(
     n_params = sum(p.numel() for p in model.parameters())
     accum = config.gradient_accumulation_steps
     return (
-        f"pretraining ({config.training_mode}) on {config.dataset}: {n_texts[0]} train / "
-        f"{n_texts[1]} validation texts, vocab {tokenizer.vocab_size}, "
+        f"pretraining ({config.training_mode}) on {_dataset_name(config.dataset)}: {n_texts[0]} "
+        f"train / {n_texts[1]} validation texts, vocab {tokenizer.vocab_size}, "
         f"{n_params / 1e6:.2f}M parameters, device {job.device}, effective batch "
         f"{job.world_size} x {config.batch_size} x {accum} = "
         f"{job.world_size * config.batch_size * accum} sequences"
     )
+
+
+def _dataset_name(dataset: str | Sequence[str]) -> str:
+    """A shipped corpus's name, or the files, for the first line of a run."""
+    return dataset if isinstance(dataset, str) else ", ".join(dataset)
 
 
 def _scaled_training_config(
