@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mlmcourse.data import Sentence, load_wikitext2, load_wnut17, read_conll
+from mlmcourse.data import Sentence, load_sst2, load_wikitext2, load_wnut17, read_conll
 from mlmcourse.data import real as R
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "data"
@@ -170,6 +170,24 @@ def test_bad_names_are_clear_errors(cache):
         R.fetch("conll2003/train")
 
 
+def test_sst2_tsv_is_parsed_and_fetched_with_its_checksum(cache, monkeypatch):
+    source = FIXTURES / "sst2_small.tsv"
+    _register(monkeypatch, "sst2/dev", source, _sha(source), "sst2/dev.tsv")
+    assert load_sst2("dev") == [
+        ("it 's a charming and often affecting journey .", 1),
+        ("unflinchingly bleak and desperate", 0),
+    ]
+    assert (cache / "sst2" / "dev.tsv").is_file()
+
+
+def test_sst2_malformed_line_names_file_and_line():
+    path = FIXTURES / "sst2_bad.tsv"
+    with pytest.raises(ValueError, match=r"sst2_bad\.tsv, line 3: expected a sentence, a tab"):
+        R.parse_sst2(path.read_text().splitlines(), str(path))
+    with pytest.raises(ValueError, match="GLUE's test has no labels"):
+        load_sst2("test")
+
+
 # --- the real files, through MLMCOURSE_DATA_DIR ------------------------------------------------
 
 
@@ -194,3 +212,13 @@ def test_real_wikitext2_tokenized_validation_through_the_local_data_dir(monkeypa
     assert not any(p.startswith("= ") for p in paragraphs)
     words = sum(len(p.split()) for p in paragraphs)
     assert 190_000 < words < 230_000  # about 217k words including headings
+
+
+@needs_shared
+def test_real_sst2_through_the_local_data_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLMCOURSE_DATA_DIR", str(SHARED))
+    monkeypatch.setenv("MLMCOURSE_CACHE", str(tmp_path / "cache"))
+    train, dev = load_sst2("train"), load_sst2("dev")
+    assert (len(train), len(dev)) == (67349, 872)
+    assert sum(label for _, label in dev) == 444  # GLUE's dev: 444 positive, 428 negative
+    assert not (tmp_path / "cache").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mlmcourse.data.moved_world import city_move, moved, moved_fact_probes
 from mlmcourse.data.new_roles import names_in_new_roles
-from mlmcourse.data.real import load_wikitext2, load_wnut17, read_conll
+from mlmcourse.data.real import load_sst2, load_wikitext2, load_wnut17, read_conll
 from mlmcourse.data.sentence import Probe, Sentence
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Probe",
     "Sentence",
     "load_probes",
+    "load_sst2",
     "load_wikitext2",
     "load_wnut17",
     "load_world",

@@ -1,4 +1,5 @@
-"""Real data: WNUT-17 (NER on tweets), WikiText-2 (Wikipedia prose) and your own CoNLL files.
+"""Real data: WNUT-17 (NER on tweets), WikiText-2 (Wikipedia prose), SST-2 (sentiment), SQuAD
+(questions, read by :mod:`mlmcourse.qa`) and your own CoNLL files.
 
 Files are fetched from their public source with ``pooch``, checked against a known sha256 and
 kept in a cache (``~/.cache/mlmcourse``, or ``$MLMCOURSE_CACHE``). Two ways to work offline:
@@ -9,6 +10,7 @@ kept in a cache (``~/.cache/mlmcourse``, or ``$MLMCOURSE_CACHE``). Two ways to w
       wnut17/wnut17train.conll  wnut17/emerging.dev.conll  wnut17/emerging.test.annotated
       wikitext-2-raw-v1.zip     (or wikitext-2-raw/wiki.valid.raw ..., or the tokenized
                                  release wikitext-2/valid.txt ...)
+      sst2/train.tsv  sst2/dev.tsv  squad/train-v1.1.json  squad/dev-v1.1.json
 
 - or copy the file by hand to the cache path that the error message names.
 
@@ -40,11 +42,14 @@ __all__ = [
     "ConllFormatError",
     "DownloadError",
     "RemoteFile",
+    "SST2_LABELS",
     "cache_dir",
     "clean_wikitext",
     "fetch",
+    "load_sst2",
     "load_wikitext2",
     "load_wnut17",
+    "parse_sst2",
     "parse_conll",
     "read_conll",
 ]
@@ -54,6 +59,11 @@ WNUT17_LABELS = ["O"] + [f"{p}-{t}" for t in WNUT17_TYPES for p in ("B", "I")]
 """The 13 BIO labels of WNUT-17, ``"O"`` first."""
 
 _WNUT_BASE = "https://raw.githubusercontent.com/leondz/emerging_entities_17/master/"
+_SST2_BASE = (
+    "https://raw.githubusercontent.com/eyalbd2/Reproducing-AutoPrompt/"
+    "53e9e221b58e5ed882a56c9d8be838b895351165/glue_data/SST-2/"
+)
+_SQUAD_BASE = "https://rajpurkar.github.io/SQuAD-explorer/dataset/"
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,28 @@ REGISTRY: dict[str, RemoteFile] = {
         ),
         "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
         "wikitext-2/valid.txt",
+    ),
+    # GLUE's SST-2 (the tsv files of GLUE's SST-2.zip), from a copy on GitHub pinned by commit.
+    "sst2/train": RemoteFile(
+        (_SST2_BASE + "train_full.tsv",),
+        "48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1",
+        "sst2/train.tsv",
+    ),
+    "sst2/dev": RemoteFile(
+        (_SST2_BASE + "dev.tsv",),
+        "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0",
+        "sst2/dev.tsv",
+    ),
+    # SQuAD v1.1 as its authors publish it.
+    "squad/train-v1.1": RemoteFile(
+        (_SQUAD_BASE + "train-v1.1.json",),
+        "3527663986b8295af4f7fcdff1ba1ff3f72d07d61a20f487cb238a6ef92fd955",
+        "squad/train-v1.1.json",
+    ),
+    "squad/dev-v1.1": RemoteFile(
+        (_SQUAD_BASE + "dev-v1.1.json",),
+        "95aa6a52d5d6a735563366753ca50492a658031da74f301ac5238b03966972c9",
+        "squad/dev-v1.1.json",
     ),
 }
 
@@ -345,3 +377,44 @@ def load_wikitext2(split: str = "validation", *, keep_headings: bool = False) ->
     with zipfile.ZipFile(archive) as z:
         text = decode_text(z.read(member), f"{archive}:{member}")
     return parse_wikitext(text.splitlines(), keep_headings=keep_headings)
+
+
+# --- SST-2 -------------------------------------------------------------------------------------
+
+SST2_LABELS = ["negative", "positive"]
+"""SST-2's labels: 0 is negative, 1 positive."""
+
+
+def parse_sst2(lines: Iterable[str], source: str) -> list[tuple[str, int]]:
+    """``(sentence, label)`` pairs from GLUE's SST-2 tsv: a ``sentence<TAB>label`` header, then
+    one sentence (lower-cased and tokenized, as the treebank has it) and its 0/1 label per line.
+    A malformed line is an error naming ``source`` and the line number."""
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r\n").removeprefix("\ufeff" if number == 1 else "")
+        if number == 1 and line.split("\t")[:2] == ["sentence", "label"]:
+            continue
+        if not line.strip():
+            continue
+        sentence, _, label = line.rpartition("\t")
+        if not sentence.strip() or label.strip() not in ("0", "1"):
+            raise ValueError(
+                f"{source}, line {number}: expected a sentence, a tab and the label 0 or 1, "
+                f"got {line[:80]!r}"
+            )
+        rows.append((sentence.strip(), int(label)))
+    return rows
+
+
+def load_sst2(split: str = "train") -> list[tuple[str, int]]:
+    """GLUE SST-2 sentiment: ``"train"`` (67,349 sentences and phrases) or ``"dev"`` (872).
+
+    GLUE's test split has no public labels, so dev is the split papers report. Labels follow
+    :data:`SST2_LABELS`. Cite Socher et al. (2013) and Wang et al. (2018).
+    """
+    if split not in ("train", "dev"):
+        raise ValueError(
+            f"split must be 'train' or 'dev' (GLUE's test has no labels); got {split!r}"
+        )
+    path = fetch(f"sst2/{split}")
+    return parse_sst2(read_text(path).splitlines(), str(path))

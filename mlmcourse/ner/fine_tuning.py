@@ -19,7 +19,7 @@ from mlmcourse.ner.batches import tokenize_and_align_labels, word_dropout
 from mlmcourse.ner.labels import LabelVocab
 from mlmcourse.ner.model import BertForTokenClassification
 from mlmcourse.runtime import set_seed
-from mlmcourse.training import TrainingConfig, length_grouped_batches, train
+from mlmcourse.training import EpochPlan, fine_tuning_config, train
 
 __all__ = ["REAL_TEXT_RECIPE", "fine_tune", "new_tagger"]
 
@@ -108,41 +108,18 @@ def fine_tune(
             batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=g
         )
 
-    config = TrainingConfig(
-        max_steps=steps,
-        learning_rate=learning_rate,
-        lr_scheduler_type=lr_scheduler_type,
-        warmup_steps=max(1, steps // 10),
-        logging_steps=max(1, steps // 10),
-        seed=seed,
+    config = fine_tuning_config(
+        steps, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type, seed=seed
     )
     result = train(model, get_batch, config, device=device, progress=progress, log=None)
     return result.history["train"][-1]["loss"]
 
 
-class _EpochPlan:
-    """Batch ``i``'s sentence indices when every epoch visits each sentence once."""
-
-    def __init__(self, lengths: list[int], batch_size: int, seed: int) -> None:
-        self.lengths, self.batch_size, self.seed = lengths, batch_size, seed
-        self.per_epoch = len(length_grouped_batches(lengths, batch_size, seed=seed, epoch=0))
-        self._cache: tuple[int, list[list[int]]] = (-1, [])
-
-    def rows(self, i: int) -> list[int]:
-        epoch, index = divmod(i, self.per_epoch)
-        if self._cache[0] != epoch:
-            batches = length_grouped_batches(
-                self.lengths, self.batch_size, seed=self.seed, epoch=epoch
-            )
-            self._cache = (epoch, batches)
-        return self._cache[1][index]
-
-
 def _epoch_plan(
     sentences: Sequence[Any], tokenizer: Any, batch_size: int, seed: int, max_length: int
-) -> _EpochPlan:
+) -> EpochPlan:
     lengths = [
         len(encode_words(tokenizer, words_and_tags(s, i)[0], max_length=max_length).input_ids)
         for i, s in enumerate(sentences)
     ]
-    return _EpochPlan(lengths, batch_size, seed)
+    return EpochPlan(lengths, batch_size, seed)

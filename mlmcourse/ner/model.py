@@ -9,20 +9,18 @@ the pieces whose label is not ``IGNORE_INDEX``. It starts from a pretrained enco
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.checks import check_number, check_positive_int
+from mlmcourse.heads import EncoderHead, encoder_state, load_encoder_state
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.ner.labels import Labels, label_names
-from mlmcourse.weights import BENIGN_KEYS, load_state_strict, split_encoder_state
 
 __all__ = ["BertForTokenClassification", "TokenClassifierOutput"]
 
@@ -37,7 +35,7 @@ class TokenClassifierOutput:
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
-class BertForTokenClassification(nn.Module):
+class BertForTokenClassification(EncoderHead):
     """The encoder, dropout, and one linear layer that scores every label at every piece.
 
     ``class_weights`` (one per label) scale the cross-entropy so rare entity labels are not
@@ -82,10 +80,6 @@ class BertForTokenClassification(nn.Module):
         # a buffer moves with .to(device) but is not saved: it is a training choice, not a weight
         self.register_buffer("class_weights", weights, persistent=False)
 
-    @property
-    def config(self) -> EncoderConfig:
-        return self.bert.config
-
     @classmethod
     def from_encoder(
         cls,
@@ -104,43 +98,10 @@ class BertForTokenClassification(nn.Module):
         either bare (``embeddings.…``) or prefixed ``bert.`` as in a whole MLM checkpoint (its
         ``cls.*`` head is then left out). A state dict needs ``config``.
         """
-        if isinstance(encoder, nn.Module):
-            encoder = getattr(encoder, "bert", encoder)
-            if not isinstance(encoder, BertModel):
-                raise TypeError(
-                    f"expected a BertModel (or a model with .bert), got {type(encoder).__name__}"
-                )
-            config = copy.deepcopy(encoder.config) if config is None else config
-            state = encoder.state_dict()
-        elif isinstance(encoder, Mapping):
-            if config is None:
-                raise ValueError(
-                    "loading from a state dict needs the encoder's config=EncoderConfig(...)"
-                )
-            state = dict(encoder)
-        else:
-            raise TypeError(
-                f"encoder must be a BertModel or a state dict, got {type(encoder).__name__}"
-            )
-        encoder_state, _ = split_encoder_state(state)  # an MLM checkpoint's head is left out
+        config, state = encoder_state(encoder, config)
         model = cls(config, num_labels, class_weights, classifier_dropout, id2label=id2label)
-        # A pooler and HF's position_ids buffer may come along; this head uses neither.
-        ignore = (*BENIGN_KEYS, "pooler.")
-        hint = "does config= describe this encoder?"
-        load_state_strict(model.bert, encoder_state, source="the encoder", ignore=ignore, hint=hint)
+        load_encoder_state(model.bert, state)
         return model
-
-    @classmethod
-    def from_pretrained(
-        cls, directory: Any, num_labels: int, **kwargs: Any
-    ) -> BertForTokenClassification:
-        """Start from the encoder of a checkpoint directory (an MLM model's or an encoder's).
-
-        ``kwargs`` go to :meth:`from_encoder` (``class_weights``, ``id2label``, ...).
-        """
-        from mlmcourse.checkpoint import load_encoder
-
-        return cls.from_encoder(load_encoder(directory), num_labels, **kwargs)
 
     def forward(
         self,
@@ -153,7 +114,7 @@ class BertForTokenClassification(nn.Module):
         output_hidden_states: bool = False,
     ) -> TokenClassifierOutput:
         """Logits (B, T, num_labels); with ``labels`` (B, T, ``-100`` = skip), the loss too."""
-        out = self.bert(
+        out = self.encode(
             input_ids,
             attention_mask,
             token_type_ids,

@@ -26,8 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlmcourse.training.batches import MLMBatches, fixed_eval_batches, length_grouped_batches
-from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig
+from mlmcourse.training.batches import (
+    EpochPlan,
+    MLMBatches,
+    fixed_eval_batches,
+    length_grouped_batches,
+)
+from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig, fine_tuning_config
 from mlmcourse.training.evaluation import evaluate, targets, to_device
 from mlmcourse.training.hardware import (
     CompileFallback,
@@ -49,10 +54,12 @@ from mlmcourse.training.stopping import StopRequest, TrainingDivergedError, Trai
 
 __all__ = [
     "TrainingConfig",
+    "fine_tuning_config",
     "TrainResult",
     "TrainingDivergedError",
     "TrainingInterrupted",
     "MLMBatches",
+    "EpochPlan",
     "param_groups",
     "build_optimizer",
     "build_scheduler",

@@ -15,7 +15,7 @@ from torch.utils.data import DistributedSampler
 
 from mlmcourse.checks import check_positive_int
 
-__all__ = ["MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
+__all__ = ["EpochPlan", "MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 
 
 class MLMBatches:
@@ -146,3 +146,22 @@ def length_grouped_batches(
         group = sorted(order[start : start + span], key=lambda i: lengths[i], reverse=True)
         batches += [group[i : i + batch_size] for i in range(0, len(group), batch_size)]
     return [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
+
+
+class EpochPlan:
+    """Batch ``i``'s example indices when every epoch visits each example once, in batches of
+    similar length (:func:`length_grouped_batches`); ``per_epoch`` batches make an epoch."""
+
+    def __init__(self, lengths: list[int], batch_size: int, seed: int) -> None:
+        self.lengths, self.batch_size, self.seed = lengths, batch_size, seed
+        self.per_epoch = len(length_grouped_batches(lengths, batch_size, seed=seed, epoch=0))
+        self._cache: tuple[int, list[list[int]]] = (-1, [])
+
+    def rows(self, i: int) -> list[int]:
+        epoch, index = divmod(i, self.per_epoch)
+        if self._cache[0] != epoch:
+            batches = length_grouped_batches(
+                self.lengths, self.batch_size, seed=self.seed, epoch=epoch
+            )
+            self._cache = (epoch, batches)
+        return self._cache[1][index]

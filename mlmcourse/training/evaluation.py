@@ -34,8 +34,16 @@ def targets(model: nn.Module, labels: torch.Tensor) -> torch.Tensor:
 
 
 def count_targets(model: nn.Module, batch: Mapping[str, torch.Tensor]) -> int:
-    """How many tokens of ``batch`` the model is asked to predict."""
-    return int((targets(model, batch["labels"]) != IGNORE_INDEX).sum())
+    """How many targets ``batch`` asks the model to predict: labelled tokens (or one per
+    sequence for a sentence label), or for question answering one answer span per row."""
+    if "labels" in batch:
+        return int((targets(model, batch["labels"]) != IGNORE_INDEX).sum())
+    if "start_positions" in batch:
+        return int(batch["start_positions"].numel())
+    raise KeyError(
+        f"a training batch needs labels (or start_positions and end_positions); it has "
+        f"{', '.join(sorted(batch))}"
+    )
 
 
 def _predicted_logits(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

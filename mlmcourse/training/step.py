@@ -39,7 +39,7 @@ def forward_backward(
     ``forward`` runs the model (compiled, or wrapped in ``ddp`` under torchrun); each
     micro-batch's loss is weighted by its labelled tokens over those of the global batch.
     """
-    device, world_size = micro[0]["labels"].device, get_world_size()
+    device, world_size = micro[0]["input_ids"].device, get_world_size()
     counts = [count_targets(model, batch) for batch in micro]
     total = sum(counts)
     if world_size > 1:  # labelled tokens of the global batch, over all ranks
