@@ -87,6 +87,19 @@ def test_fine_tuning_learns_a_toy_task(tokenizer):
     assert before < 1.0
 
 
+def test_frozen_word_embeddings_stay_as_they_were(tokenizer):
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(tiny_encoder_config(), 2)
+    words = model.bert.embeddings.word_embeddings.weight.detach().clone()
+    layer = model.bert.encoder.layer[0].attention.self.query.weight.detach().clone()
+    examples = list(zip(TEXTS, LABELS, strict=True))
+    fine_tune_classifier(model, examples, tokenizer, batch_size=2, freeze_word_embeddings=True)
+    assert torch.equal(model.bert.embeddings.word_embeddings.weight, words)
+    assert not torch.equal(model.bert.encoder.layer[0].attention.self.query.weight, layer)
+    fine_tune_classifier(model, examples, tokenizer, batch_size=2)  # unfrozen again
+    assert not torch.equal(model.bert.embeddings.word_embeddings.weight, words)
+
+
 def test_predict_logits_keeps_the_input_order(tokenizer):
     torch.manual_seed(0)
     model = BertForSequenceClassification(tiny_encoder_config(), 3).eval()

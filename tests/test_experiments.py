@@ -334,3 +334,18 @@ def test_the_world_qa_script_chooses_on_validation_and_scores_test(tmp_path):
     assert all("test_f1" not in r for r in results["sweep"])  # the sweep never saw test
     assert [r["seed"] for r in results["runs"]] == [0, 1]
     assert all(0 <= r["test_exact_match"] <= r["test_f1"] <= 100 for r in results["runs"])
+
+
+def test_the_sst2_results_choose_on_held_out_training_data_and_score_dev_once_per_seed():
+    from mlmcourse.classification import SST2_RECIPE
+
+    results = load_results("sst2_minilm")
+    assert {"command", "seeds", "versions", "minutes", "sweep", "chosen", "runs"} <= set(results)
+    assert results["seeds"] == [0, 1, 2] and [r["seed"] for r in results["runs"]] == [0, 1, 2]
+    assert all("dev_accuracy" not in row for row in results["sweep"])  # the sweep never saw dev
+    best = max(results["sweep"], key=lambda row: row["heldout_accuracy"])
+    assert results["chosen"] == {"learning_rate": best["learning_rate"]}
+    assert SST2_RECIPE["learning_rate"] == best["learning_rate"]
+    assert SST2_RECIPE["max_steps"] == results["max_steps"]
+    assert all(r["minutes"] <= 10 for r in results["runs"] + results["sweep"])  # the budget
+    _mean_sd_hold(results["summary"], results["runs"])
