@@ -349,3 +349,17 @@ def test_the_sst2_results_choose_on_held_out_training_data_and_score_dev_once_pe
     assert SST2_RECIPE["max_steps"] == results["max_steps"]
     assert all(r["minutes"] <= 10 for r in results["runs"] + results["sweep"])  # the budget
     _mean_sd_hold(results["summary"], results["runs"])
+
+
+def test_the_world_qa_results_choose_on_validation_and_score_test_once_per_seed():
+    from mlmcourse.qa import WORLD_QA_RECIPE
+
+    results = load_results("world_qa_minilm")
+    assert {"command", "seeds", "versions", "minutes", "sweep", "chosen", "runs"} <= set(results)
+    assert results["seeds"] == [0, 1, 2] and [r["seed"] for r in results["runs"]] == [0, 1, 2]
+    assert all("test_f1" not in row for row in results["sweep"])  # the sweep never saw test
+    best = max(results["sweep"], key=lambda row: row["validation_f1"])
+    assert results["chosen"] == {"learning_rate": best["learning_rate"]}
+    recipe = {k: WORLD_QA_RECIPE[k] for k in ("learning_rate", "epochs")}
+    assert recipe == {"learning_rate": best["learning_rate"], "epochs": best["epochs"]}
+    _mean_sd_hold(results["summary"], results["runs"])
