@@ -274,11 +274,7 @@ def classify(
     single = isinstance(texts, str)
     batch = as_text_list(texts, "texts")
     limit = model.config.max_position_embeddings
-    for i, text in enumerate(batch):
-        if not text.strip():
-            raise ValueError(
-                f"texts[{i}] is empty or only whitespace: there is nothing to classify"
-            )
+    for i, text in enumerate(batch):  # as_text_list has refused empty texts already
         n = len(tokenizer.encode(text))
         if n > limit and not truncation:
             raise ValueError(
