@@ -350,7 +350,7 @@ def next_word_accuracy(
 
 
 # --------------------------------------------------------------------------------------------
-# Judging generated text (chapter 6's generation test)
+# Judging generated text (chapter 7's generation test)
 # --------------------------------------------------------------------------------------------
 
 

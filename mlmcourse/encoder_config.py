@@ -52,7 +52,7 @@ class EncoderConfig:
     ``pre_layer_norm=True`` applies each LayerNorm to a sublayer's input instead of to the
     residual sum (the "pre-LN" Transformer, easier to train deep or with large learning rates);
     it adds one final LayerNorm. ``is_causal=True`` lets each position attend only to itself
-    and earlier positions (the causal LM of chapter 6).
+    and earlier positions (the causal LM of chapter 7).
     """
 
     vocab_size: int = 30522

@@ -49,7 +49,7 @@ class PretrainConfig(TrainingConfig):
     """Everything a pretraining run needs, as one flat set of YAML keys (see :data:`HELP`)."""
 
     training_mode: str = _data(
-        "mlm", "mlm (masked LM) or clm (causal LM, chapter 6)", _training_mode
+        "mlm", "mlm (masked LM) or clm (causal LM, chapter 7)", _training_mode
     )
     dataset: str | list[str] = _data(
         "world",
