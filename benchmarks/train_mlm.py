@@ -98,8 +98,9 @@ def matmul_peak_flops(
     return 2 * n**3 / statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def model_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments every MLM benchmark shares: the model's size, the batch, the warm-up."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--heads", type=int, default=4)
@@ -107,8 +108,13 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seq-len", type=int, default=128)
-    parser.add_argument("--mlm-probability", type=float, default=0.15)
     parser.add_argument("--warmup", type=int, default=2)
+    return parser
+
+
+def main() -> None:
+    parser = model_arguments(__doc__.splitlines()[0])
+    parser.add_argument("--mlm-probability", type=float, default=0.15)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--device", default="cpu", help="cpu, cuda, mps, or auto (the best one)")
     args = parser.parse_args()

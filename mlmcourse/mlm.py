@@ -146,14 +146,19 @@ class TiedLMModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         *,
+        position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
     ) -> Any:
-        """An :attr:`output_type`: loss (with ``labels``), logits (N, V) at targets or (B, T, V)."""
+        """An :attr:`output_type`: loss (with ``labels``), logits (N, V) at targets or (B, T, V).
+
+        ``position_ids`` restarting at 0 mark packed rows (see :class:`~mlmcourse.model.BertModel`).
+        """
         out = self.bert(
             input_ids,
             attention_mask,
             token_type_ids,
+            position_ids=position_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )

@@ -40,28 +40,52 @@ __all__ = [
     "EncoderOutput",
     "attention_allowed",
     "attention_bias",
+    "document_ids",
     "eager_attention",
+    "is_packed",
     "mean_pooling",
 ]
 
 
 # ----------------------------------------------------------------------------------- masks
-def attention_allowed(attention_mask: torch.Tensor, *, is_causal: bool) -> torch.Tensor:
+def attention_allowed(
+    attention_mask: torch.Tensor, *, is_causal: bool, document_ids: torch.Tensor | None = None
+) -> torch.Tensor:
     """Which key each query may attend to, as a boolean matrix (True = allowed).
 
     ``attention_mask`` is the tokenizer's (B, T) 1-for-token / 0-for-padding mask. Padding
-    hides *keys* (columns); causality hides later positions. Returns (B, 1, T, T) when causal,
-    else (B, 1, 1, T), which broadcasts over heads and queries.
+    hides *keys* (columns); causality hides later positions; ``document_ids`` (B, T), for a
+    packed row that holds several documents, hides every key of another document (a
+    block-diagonal matrix). Returns (B, 1, T, T) when causal or packed, else (B, 1, 1, T),
+    which broadcasts over heads and queries.
     """
-    keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
-    if not is_causal:
-        return keys
+    allowed = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+    if document_ids is not None:  # query i sees key j only within its own document
+        allowed = allowed & (document_ids[:, None, :, None] == document_ids[:, None, None, :])
+    if not is_causal and document_ids is None:
+        return allowed
     seq_len = attention_mask.shape[-1]
-    causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=attention_mask.device).tril()
+    if is_causal:
+        causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=attention_mask.device)
+        allowed = allowed & causal.tril()
     # A padded query with every key hidden would get softmax(all -inf) = NaN; letting every
     # position see itself avoids that and changes nothing for real tokens, which always may.
     diagonal = torch.eye(seq_len, dtype=torch.bool, device=attention_mask.device)
-    return (keys & causal) | diagonal  # (B, 1, T, T)
+    return allowed | diagonal  # (B, 1, T, T)
+
+
+def document_ids(position_ids: torch.Tensor) -> torch.Tensor:
+    """Number the documents of packed rows: a new one starts wherever a position is 0.
+
+    This is the convention of ``transformers``' ``DataCollatorWithFlattening``: positions
+    restart at 0 with each document. ``[[0, 1, 2, 0, 1, 0]]`` -> ``[[1, 1, 1, 2, 2, 3]]``.
+    """
+    return (position_ids == 0).long().cumsum(dim=-1)  # (B, T)
+
+
+def is_packed(position_ids: torch.Tensor | None) -> bool:
+    """Whether some row restarts its positions, i.e. holds more than one document."""
+    return position_ids is not None and bool((position_ids[:, 1:] == 0).any())
 
 
 def attention_bias(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -115,11 +139,16 @@ class BertEmbeddings(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(
-        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        seq_len = input_ids.shape[1]
-        positions = torch.arange(seq_len, device=input_ids.device)  # (T,)
-        embeddings = self.word_embeddings(input_ids) + self.position_embeddings(positions)
+        """``position_ids`` (B, T) defaults to 0, 1, 2, ...; a packed row restarts them per
+        document, so each document gets the positions it would have alone."""
+        if position_ids is None:
+            position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)  # (T,)
+        embeddings = self.word_embeddings(input_ids) + self.position_embeddings(position_ids)
         if token_type_ids is None:  # every token in segment 0
             embeddings = embeddings + self.token_type_embeddings.weight[0]
         else:
@@ -351,19 +380,32 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         *,
+        position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
     ) -> EncoderOutput:
-        """Encode a batch. ``input_ids`` (B, T); ``attention_mask`` 1 for tokens, 0 for padding."""
-        self._check_inputs(input_ids, attention_mask, token_type_ids)
-        hidden_states = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
+        """Encode a batch. ``input_ids`` (B, T); ``attention_mask`` 1 for tokens, 0 for padding.
+
+        ``position_ids`` (B, T) that restart at 0 mark a *packed* row, several documents one
+        after the other (:mod:`mlmcourse.packing`): each document then attends only to itself,
+        and its hidden states are those it would get alone.
+        """
+        self._check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
+        hidden_states = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
         is_causal = self.config.is_causal
         bias = None
+        # A compiled graph cannot read the positions back: it applies documents whenever given.
+        packed = position_ids is not None if is_compiling() else is_packed(position_ids)
+        if packed and attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
         # No padding: pass no mask at all, so SDPA can pick its fastest kernel (and apply
         # causality itself). Otherwise one additive bias, shared by every layer and head.
         # Under torch.compile the mask is always applied: reading it back would break the graph.
-        if attention_mask is not None and (is_compiling() or not bool(attention_mask.all())):
-            allowed = attention_allowed(attention_mask, is_causal=is_causal)
+        if attention_mask is not None and (
+            packed or is_compiling() or not bool(attention_mask.all())
+        ):
+            documents = document_ids(position_ids) if packed else None
+            allowed = attention_allowed(attention_mask, is_causal=is_causal, document_ids=documents)
             bias = attention_bias(allowed, hidden_states.dtype)
             is_causal = False  # already inside the bias
         output = self.encoder(
@@ -382,6 +424,7 @@ class BertModel(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor | None,
         token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor | None = None,
     ) -> None:
         """Catch a user's mistakes here, with a message, rather than deep inside torch."""
         config = self.config
@@ -401,6 +444,7 @@ class BertModel(nn.Module):
         for name, tensor in (
             ("attention_mask", attention_mask),
             ("token_type_ids", token_type_ids),
+            ("position_ids", position_ids),
         ):
             if tensor is not None and (
                 not isinstance(tensor, torch.Tensor) or tensor.shape != input_ids.shape
@@ -418,6 +462,13 @@ class BertModel(nn.Module):
                 raise ValueError(
                     f"input_ids must be in [0, vocab_size={config.vocab_size}), found id {bad}; "
                     f"was the tokenizer built with a different vocabulary?"
+                )
+        if position_ids is not None and position_ids.numel():
+            low, high = int(position_ids.min()), int(position_ids.max())
+            if low < 0 or high >= config.max_position_embeddings:
+                raise ValueError(
+                    f"position_ids must be in [0, max_position_embeddings="
+                    f"{config.max_position_embeddings}), got values from {low} to {high}"
                 )
         if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
             raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")

@@ -111,3 +111,18 @@ def test_step_flops_count_the_lm_head_only_where_it_scores():
     assert (
         step_matmul_flops(c, 2, 4, scored=8) - step_matmul_flops(c, 2, 4, scored=1) == 3 * 7 * head
     )
+
+
+def test_packing_benchmark_runs_on_generated_lengths_and_reports_ratio_padding_and_mfu():
+    pytest.importorskip("transformers")
+    tiny = "--layers 1 --hidden 32 --heads 2 --intermediate 64 --vocab 300 --batch 2 --seq-len 32"
+    command = [sys.executable, "benchmarks/packing.py", *tiny.split(), "--generated"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [*command, "--steps", "1", "--warmup", "1"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("speed-up in real tokens/s:") == 2
+    assert "generated (log-normal)" in done.stdout
+    assert "padding" in done.stdout and "full 2 x 32 rows, no padding: ours MFU" in done.stdout

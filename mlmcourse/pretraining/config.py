@@ -121,6 +121,11 @@ class PretrainConfig(TrainingConfig):
         "", "a training checkpoint to continue exactly where it stopped"
     )
     device: str = _optimisation("", "cpu, cuda, mps, or empty for the best available")
+    packing: bool = _speed(
+        False,
+        "pack several texts into each row of max_length tokens, each attending only to itself "
+        "(less padding, the same per-text computation); masked LM only",
+    )
     scale_lr_with_world_size: bool = _speed(
         False,
         "under torchrun, multiply learning_rate by the number of processes (the linear scaling "
@@ -134,6 +139,11 @@ class PretrainConfig(TrainingConfig):
             raise ValueError(
                 f"mask_replace_prob + random_replace_prob must be <= 1 (the rest is kept "
                 f"unchanged), got {self.mask_replace_prob} + {self.random_replace_prob}"
+            )
+        if self.packing and self.training_mode != "mlm":
+            raise ValueError(
+                "packing: true is for training_mode: mlm; a causal LM would also need its "
+                "shifted targets cut at each text's end (set packing: false)"
             )
         if not self.init_from:  # the model's keys, checked now rather than after the data loads
             self.encoder_config(vocab_size=self.vocab_size, pad_token_id=0)

@@ -22,6 +22,7 @@ from mlmcourse.clm import BertForCausalLM, CLMCollator
 from mlmcourse.data import load_wikitext2, world_texts
 from mlmcourse.masking import MLMCollator
 from mlmcourse.mlm import BertForMaskedLM
+from mlmcourse.packing import PackedMLMBatches, PackedMLMCollator
 from mlmcourse.pretraining.config import PretrainConfig
 from mlmcourse.pretraining.loading import load_config
 from mlmcourse.runtime import get_device, set_seed
@@ -74,9 +75,9 @@ def pretrain(
     train_texts, validation_texts = load_texts(config.dataset)
     model, tokenizer = _model_and_tokenizer(config, train_texts, say)
     collator = build_collator(config, tokenizer, model.config.max_position_embeddings)
-    batches = MLMBatches(
+    batches = (PackedMLMBatches if config.packing else MLMBatches)(
         train_texts,
-        collator,
+        PackedMLMCollator(collator) if config.packing else collator,
         batch_size=config.batch_size,
         seed=config.seed,
         rank=job.rank,

@@ -18,6 +18,18 @@ from mlmcourse.checks import check_positive_int
 __all__ = ["EpochPlan", "MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 
 
+def check_batch_plan(
+    texts: Sequence[str], batch_size: int, rank: int, world_size: int, name: str
+) -> None:
+    """The checks every training-batch source makes: texts, a batch size, a valid rank."""
+    if not texts:
+        raise ValueError(f"{name} needs at least one text, got an empty list")
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(world_size, "world_size")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
+
+
 class MLMBatches:
     """Masked training batches where batch ``i`` depends only on ``(seed, i)``.
 
@@ -50,12 +62,7 @@ class MLMBatches:
         rank: int = 0,
         world_size: int = 1,
     ):
-        if not texts:
-            raise ValueError("MLMBatches needs at least one text, got an empty list")
-        check_positive_int(batch_size, "batch_size")
-        check_positive_int(world_size, "world_size")
-        if not 0 <= rank < world_size:
-            raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
+        check_batch_plan(texts, batch_size, rank, world_size, "MLMBatches")
         self.texts = list(texts)
         self.collator = collator
         self.batch_size = batch_size
