@@ -363,3 +363,35 @@ def test_the_world_qa_results_choose_on_validation_and_score_test_once_per_seed(
     recipe = {k: WORLD_QA_RECIPE[k] for k in ("learning_rate", "epochs")}
     assert recipe == {"learning_rate": best["learning_rate"], "epochs": best["epochs"]}
     _mean_sd_hold(results["summary"], results["runs"])
+
+
+@needs_real
+def test_the_packing_script_trains_padded_and_packed_at_matched_real_tokens(tmp_path):
+    results = _run_experiment(
+        "packing_equivalence", tmp_path / "p.json", "--world-steps", "3", "--wikitext-steps",
+        "2", "--seeds", "0", "--limit", "60",
+    )  # fmt: skip
+    runs = {(r["corpus"], r["mode"]): r for r in results["runs"]}
+    assert set(runs) == {(c, m) for c in ("world", "wikitext2") for m in ("padded", "packed")}
+    for corpus in ("world", "wikitext2"):
+        padded, packed = runs[corpus, "padded"], runs[corpus, "packed"]
+        assert packed["rows_per_step"] < padded["rows_per_step"]  # fuller rows, fewer of them
+        assert abs(packed["real_tokens"] / padded["real_tokens"] - 1) < 0.25  # matched tokens
+        assert packed["heldout_loss"] > 0 and padded["heldout_loss"] > 0
+
+
+def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summary():
+    results = load_results("packing_equivalence")
+    assert results["seeds"] == [0, 1, 2]
+    for corpus in ("world", "wikitext2"):
+        for mode in ("padded", "packed"):
+            runs = [r for r in results["runs"] if (r["corpus"], r["mode"]) == (corpus, mode)]
+            assert sorted(r["seed"] for r in runs) == [0, 1, 2]
+            assert len({r["steps"] for r in runs}) == 1  # one budget per corpus
+            losses = [r["heldout_loss"] for r in runs]
+            summary = results["summary"][corpus][mode]["heldout_loss"]
+            assert summary["mean"] == pytest.approx(statistics.fmean(losses))
+            assert summary["sd"] == pytest.approx(statistics.stdev(losses))
+        padded = results["summary"][corpus]["padded"]["real_tokens"]["mean"]
+        packed = results["summary"][corpus]["packed"]["real_tokens"]["mean"]
+        assert abs(packed / padded - 1) < 0.1  # matched real tokens
