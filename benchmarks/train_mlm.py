@@ -67,11 +67,14 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def train_step_seconds(model, optimizer, batch, *, device: torch.device, precision: str) -> float:
+def train_step_seconds(
+    model, optimizer, batch, *, device: torch.device, precision: str, **forward_kwargs
+) -> float:
+    """Seconds of one training step; ``forward_kwargs`` go to the model (``unpad=True``)."""
     synchronize(device)
     start = time.perf_counter()
     with autocast_context(device, precision):
-        loss = model(**batch).loss
+        loss = model(**batch, **forward_kwargs).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()

@@ -108,6 +108,7 @@ class BertForSequenceClassification(EncoderHead):
         *,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> SequenceClassifierOutput:
         """Logits (B, num_labels); with ``labels`` (B,), the loss too."""
         out = self.encode(
@@ -116,6 +117,7 @@ class BertForSequenceClassification(EncoderHead):
             token_type_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpad=unpad,
         )
         logits = self.classifier(self.dropout(out.pooler_output))  # (B, L)
         loss = None if labels is None else self._loss(logits, labels)

@@ -97,6 +97,7 @@ class EncoderHead(nn.Module):
         *,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> EncoderOutput:
         """The encoder's output for a batch: what every head's ``forward`` reads first."""
         return self.bert(
@@ -105,4 +106,5 @@ class EncoderHead(nn.Module):
             token_type_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpad=unpad,
         )

@@ -149,6 +149,7 @@ class TiedLMModel(nn.Module):
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> Any:
         """An :attr:`output_type`: loss (with ``labels``), logits (N, V) at targets or (B, T, V).
 
@@ -161,6 +162,7 @@ class TiedLMModel(nn.Module):
             position_ids=position_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpad=unpad,
         )
         hidden = out.last_hidden_state  # (B, T, H)
         if labels is None:

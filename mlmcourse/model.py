@@ -21,8 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checks import check_bool
 from mlmcourse.encoder_config import ACTIVATIONS, EncoderConfig, EncoderOutput
 from mlmcourse.runtime import is_compiling
+from mlmcourse.unpadding import Unpadding
 
 __all__ = [
     "ACTIVATIONS",
@@ -176,13 +178,18 @@ class BertSelfAttention(nn.Module):
         *,
         is_causal: bool = False,
         output_attentions: bool = False,
+        unpadding: Unpadding | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        batch, seq_len, hidden = hidden_states.shape
+        """(B, T, H) in and out; with ``unpadding``, (N, H) real tokens in and out, and rows
+        of T (with their padding) only for the attention itself."""
+        query, key, value = (self.query(hidden_states), self.key(hidden_states),
+                             self.value(hidden_states))  # fmt: skip
+        if unpadding is not None:  # (N, H) -> (B, T, H): rows again, for attention only
+            query, key, value = (unpadding.pad(x) for x in (query, key, value))
+        batch, seq_len, hidden = query.shape
         heads = (batch, seq_len, self.num_attention_heads, self.attention_head_size)
         # (B, T, H) -> (B, T, h, d) -> (B, h, T, d): views, no copies
-        query = self.query(hidden_states).view(heads).transpose(1, 2)
-        key = self.key(hidden_states).view(heads).transpose(1, 2)
-        value = self.value(hidden_states).view(heads).transpose(1, 2)
+        query, key, value = (x.view(heads).transpose(1, 2) for x in (query, key, value))
         dropout_p = self.dropout_prob if self.training else 0.0
         if output_attentions:
             context, probs = eager_attention(
@@ -194,7 +201,8 @@ class BertSelfAttention(nn.Module):
             )
             probs = None
         # (B, h, T, d) -> (B, T, h, d) -> (B, T, H): the heads side by side again
-        return context.transpose(1, 2).reshape(batch, seq_len, hidden), probs
+        context = context.transpose(1, 2).reshape(batch, seq_len, hidden)
+        return (context if unpadding is None else unpadding.unpad(context)), probs
 
 
 class BertSelfOutput(nn.Module):
@@ -232,12 +240,14 @@ class BertAttention(nn.Module):
         *,
         is_causal: bool = False,
         output_attentions: bool = False,
+        unpadding: Unpadding | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         # pre-LN normalises the sublayer's input with the same LayerNorm module
         normed = self.output.LayerNorm(hidden_states) if self.pre_layer_norm else hidden_states
         context, probs = self.self(
-            normed, bias, is_causal=is_causal, output_attentions=output_attentions
-        )
+            normed, bias, is_causal=is_causal, output_attentions=output_attentions,
+            unpadding=unpadding,
+        )  # fmt: skip
         return self.output(context, hidden_states), probs
 
 
@@ -279,10 +289,12 @@ class BertLayer(nn.Module):
         *,
         is_causal: bool = False,
         output_attentions: bool = False,
+        unpadding: Unpadding | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attention_output, probs = self.attention(
-            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
-        )
+            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
+            unpadding=unpadding,
+        )  # fmt: skip
         normed = (
             self.output.LayerNorm(attention_output) if self.pre_layer_norm else attention_output
         )
@@ -307,13 +319,16 @@ class BertEncoder(nn.Module):
         is_causal: bool = False,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpadding: Unpadding | None = None,
     ) -> EncoderOutput:
+        """(B, T, H) hidden states through every layer; (N, H) real tokens with ``unpadding``."""
         all_hidden = [hidden_states] if output_hidden_states else None
         all_attentions = [] if output_attentions else None
         for layer in self.layer:
             hidden_states, probs = layer(
-                hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
-            )
+                hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
+                unpadding=unpadding,
+            )  # fmt: skip
             if all_hidden is not None:
                 all_hidden.append(hidden_states)
             if all_attentions is not None:
@@ -383,15 +398,26 @@ class BertModel(nn.Module):
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> EncoderOutput:
         """Encode a batch. ``input_ids`` (B, T); ``attention_mask`` 1 for tokens, 0 for padding.
 
         ``position_ids`` (B, T) that restart at 0 mark a *packed* row, several documents one
         after the other (:mod:`mlmcourse.packing`): each document then attends only to itself,
         and its hidden states are those it would get alone.
+
+        ``unpad=True`` computes on the real tokens only (:mod:`mlmcourse.unpadding`), padding
+        them into rows only around attention: faster when the batch has much padding. The real
+        tokens' outputs are the same; padded positions come out as zeros. (Ignored under
+        ``torch.compile``, whose graphs need fixed shapes.)
         """
         self._check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
-        hidden_states = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
+        check_bool(unpad, "unpad")
+        unpadding = None
+        if unpad and attention_mask is not None and not is_compiling():
+            if not bool(attention_mask.all()):  # no padding, nothing to take out
+                unpadding = Unpadding.from_mask(attention_mask)
+        hidden_states = self._embed(input_ids, token_type_ids, position_ids, unpadding)
         is_causal = self.config.is_causal
         bias = None
         # A compiled graph cannot read the positions back: it applies documents whenever given.
@@ -414,10 +440,35 @@ class BertModel(nn.Module):
             is_causal=is_causal,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpadding=unpadding,
         )
+        if unpadding is not None:  # (N, H) -> (B, T, H), zeros at the padding
+            output.last_hidden_state = unpadding.pad(output.last_hidden_state)
+            if output.hidden_states is not None:
+                output.hidden_states = tuple(unpadding.pad(h) for h in output.hidden_states)
         if self.pooler is not None:
             output.pooler_output = self.pooler(output.last_hidden_state)
         return output
+
+    def _embed(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor | None,
+        unpadding: Unpadding | None,
+    ) -> torch.Tensor:
+        """The embeddings, (B, T, H); with ``unpadding``, of the real tokens only, (N, H)."""
+        if unpadding is None:
+            return self.embeddings(input_ids, token_type_ids, position_ids)
+        if position_ids is None:  # each real token keeps the position it has in its row
+            position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)
+            position_ids = position_ids.expand_as(input_ids)
+
+        def tokens(ids: torch.Tensor | None) -> torch.Tensor | None:
+            return None if ids is None else unpadding.unpad(ids)[None]  # (1, N)
+
+        embedded = self.embeddings(tokens(input_ids), tokens(token_type_ids), tokens(position_ids))
+        return embedded[0]  # (N, H)
 
     def _check_inputs(
         self,

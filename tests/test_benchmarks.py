@@ -115,14 +115,28 @@ def test_step_flops_count_the_lm_head_only_where_it_scores():
 
 def test_packing_benchmark_runs_on_generated_lengths_and_reports_ratio_padding_and_mfu():
     pytest.importorskip("transformers")
-    tiny = "--layers 1 --hidden 32 --heads 2 --intermediate 64 --vocab 300 --batch 2 --seq-len 32"
-    command = [sys.executable, "benchmarks/packing.py", *tiny.split(), "--generated"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [*command, "--steps", "1", "--warmup", "1"], cwd=ROOT, env=env, capture_output=True,
-        text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = run_tiny_benchmark("packing.py", batch=2)
     assert done.stdout.count("speed-up in real tokens/s:") == 2
     assert "generated (log-normal)" in done.stdout
     assert "padding" in done.stdout and "full 2 x 32 rows, no padding: ours MFU" in done.stdout
+
+
+def test_fine_tuning_benchmark_runs_and_reports_unpadded_ratio_and_mfu():
+    pytest.importorskip("transformers")
+    done = run_tiny_benchmark("fine_tuning.py", batch=4)
+    assert done.stdout.count("ours unpadded / transformers:") == 2  # training and inference
+    assert "training step" in done.stdout and "inference" in done.stdout
+    assert done.stdout.count("MFU") == 6 and "generated (log-normal)" in done.stdout
+
+
+def run_tiny_benchmark(script: str, *, batch: int) -> subprocess.CompletedProcess:
+    """Run ``benchmarks/<script>`` on generated lengths with a one-layer model, one step."""
+    tiny = f"--layers 1 --hidden 32 --heads 2 --intermediate 64 --vocab 300 --batch {batch}"
+    command = [sys.executable, f"benchmarks/{script}", *tiny.split(), "--seq-len", "32"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [*command, "--generated", "--steps", "1", "--warmup", "1"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done

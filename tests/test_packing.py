@@ -14,7 +14,7 @@ from mlmcourse.packing import (
     padding_shares,
 )
 from mlmcourse.training import MLMBatches
-from tests.tiny import tiny_encoder_config, world_tokenizer
+from tests.tiny import tiny_encoder_config, transformers_twin, world_tokenizer
 
 TEXTS = [
     "Ann lives in Orlen .",
@@ -92,14 +92,10 @@ def test_a_packed_row_gives_each_document_its_hidden_states_alone(tokenizer, is_
 
 
 def test_packed_equals_transformers_with_the_same_block_diagonal_mask(tokenizer):
-    transformers = pytest.importorskip("transformers")
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, max_position_embeddings=64)
     torch.manual_seed(0)
     ours = BertModel(config).eval()
-    theirs = transformers.BertModel(
-        transformers.BertConfig(**config.to_dict()), add_pooling_layer=False
-    ).eval()
-    theirs.load_state_dict(ours.state_dict(), strict=False)
+    theirs = transformers_twin(ours)
     _, row, positions = _alone_and_packed(tokenizer, config, TEXTS[:3])
     docs = document_ids(positions)
     mask4d = docs[:, None, :, None] == docs[:, None, None, :]  # (B, 1, T, T): True = attend

@@ -43,3 +43,13 @@ def world_tokenizer():
     from mlmcourse.tokenization import WordLevelTokenizer
 
     return WordLevelTokenizer.train(world_texts("train")[:300])
+
+
+def transformers_twin(ours):
+    """``transformers.BertModel`` (no pooler) with the weights of our ``BertModel``, in eval mode."""
+    transformers = pytest.importorskip("transformers")
+    theirs = transformers.BertModel(
+        transformers.BertConfig(**ours.config.to_dict()), add_pooling_layer=False
+    ).eval()
+    theirs.load_state_dict(ours.state_dict(), strict=False)
+    return theirs

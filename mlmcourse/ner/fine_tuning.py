@@ -73,6 +73,7 @@ def fine_tune(
     seed: int = 0,
     device: torch.device | str | None = None,
     progress: bool = False,
+    unpad: bool = False,
 ) -> float:
     """Train ``model`` on ``sentences``; return the last logged training loss.
 
@@ -82,7 +83,8 @@ def fine_tune(
     (:func:`~mlmcourse.training.length_grouped_batches`), which on real text such as tweets
     halves the padding. Either way a run is reproducible and batch ``i`` does not depend on how
     many batches were drawn before. ``unk_rate`` hides that share of the labelled words
-    (:func:`word_dropout`).
+    (:func:`word_dropout`). ``unpad=True`` computes on the real tokens only
+    (:mod:`mlmcourse.unpadding`): the same losses, faster when batches hold much padding.
     """
     if not sentences:
         raise ValueError("fine_tune needs at least one training sentence")
@@ -109,8 +111,9 @@ def fine_tune(
         )
 
     config = fine_tuning_config(
-        steps, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type, seed=seed
-    )
+        steps, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type, seed=seed,
+        unpad=unpad,
+    )  # fmt: skip
     result = train(model, get_batch, config, device=device, progress=progress, log=None)
     return result.history["train"][-1]["loss"]
 

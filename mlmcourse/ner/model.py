@@ -112,6 +112,7 @@ class BertForTokenClassification(EncoderHead):
         *,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> TokenClassifierOutput:
         """Logits (B, T, num_labels); with ``labels`` (B, T, ``-100`` = skip), the loss too."""
         out = self.encode(
@@ -120,6 +121,7 @@ class BertForTokenClassification(EncoderHead):
             token_type_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpad=unpad,
         )
         logits = self.classifier(self.dropout(out.last_hidden_state))  # (B, T, L)
         loss = None if labels is None else self._loss(logits, labels, input_ids)

@@ -35,14 +35,17 @@ def _model_labels(model: nn.Module) -> dict[int, str]:
 
 
 def _probabilities(model: nn.Module, batch: Sequence[EncodedWords]) -> torch.Tensor:
-    """Softmax over labels for a padded batch, in eval mode (dropout off), (B, T, L)."""
+    """Softmax over labels for a padded batch, in eval mode (dropout off), (B, T, L).
+
+    Computed on the real tokens only (``unpad=True``): sentences come in the caller's order,
+    so a batch is often half padding; the real tokens' probabilities are the same."""
     device = next(model.parameters()).device
     inputs = pad_encoded(batch, model.config.pad_token_id)
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
-            logits = model(**{k: v.to(device) for k, v in inputs.items()}).logits
+            logits = model(**{k: v.to(device) for k, v in inputs.items()}, unpad=True).logits
     finally:
         model.train(was_training)
     return logits.float().softmax(-1).cpu()

@@ -71,16 +71,26 @@ class BertForQuestionAnswering(EncoderHead):
         *,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        unpad: bool = False,
     ) -> QuestionAnsweringModelOutput:
-        """Start and end logits (B, T); with ``start_positions`` and ``end_positions`` (B,), the loss."""
+        """Start and end logits (B, T); with ``start_positions`` and ``end_positions`` (B,), the loss.
+
+        The padded path scores every position of a row, padding included, as ``transformers``
+        does. With ``unpad=True`` padding has no hidden state, so it gets the lowest logit and
+        the loss's softmax runs over the real tokens only.
+        """
         out = self.encode(
             input_ids,
             attention_mask,
             token_type_ids,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            unpad=unpad,
         )
         logits = self.qa_outputs(out.last_hidden_state)  # (B, T, 2)
+        if unpad and attention_mask is not None:  # padding cannot be an answer
+            padding = attention_mask[..., None] == 0  # (B, T, 1)
+            logits = logits.masked_fill(padding, torch.finfo(logits.dtype).min)
         start_logits, end_logits = logits.unbind(-1)  # (B, T) each
         loss = None
         if (start_positions is None) != (end_positions is None):

@@ -88,6 +88,8 @@ def train(
     result = TrainResult() if resume_from is None else checkpoints.resume(resume_from, config, say)
     accum, ddp = config.gradient_accumulation_steps, _ddp_or_none(model, device)
     forward = CompileFallback(ddp or model, enabled=config.torch_compile)
+    if config.unpad:
+        forward = partial(forward, unpad=True)
     evaluate_now = partial(evaluate, model, eval_batches, device=device, precision=config.precision)
     model.train()
     t0 = time.perf_counter()
