@@ -69,7 +69,7 @@ TRAINER_STATE_NAME = "trainer_state.json"
 FINGERPRINT_KEY = "tokenizer_vocab_sha256"
 # Keys of config.json besides EncoderConfig's fields.
 # The keys transformers' BertConfig needs besides ours (our is_causal is its is_decoder).
-HF_KEYS = ("model_type", "position_embedding_type", "is_decoder")
+HF_KEYS = ("model_type", "is_decoder")
 METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
 # The keys of a token-classification head, as transformers names them (a tagger's only).
 LABEL_KEYS = ("num_labels", "id2label", "label2id", "classifier_dropout")
@@ -177,14 +177,15 @@ def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: s
 
 
 def _hf_keys(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What makes ``config.json`` a ``transformers`` BERT config (none for a pre-LN model)."""
-    if config.get("pre_layer_norm") or "is_causal" not in config:
+    """What makes ``config.json`` a ``transformers`` BERT config (``position_embedding_type``
+    is one of our fields); none for a pre-LN model or one with a modern encoder's switch."""
+    from mlmcourse.encoder_config import MODERN_FIELDS, EncoderConfig
+
+    bert = EncoderConfig()
+    modern = any(config.get(f, getattr(bert, f)) != getattr(bert, f) for f in MODERN_FIELDS)
+    if config.get("pre_layer_norm") or modern or "is_causal" not in config:
         return {}
-    return {
-        "model_type": "bert",
-        "position_embedding_type": "absolute",
-        "is_decoder": config["is_causal"],
-    }
+    return {"model_type": "bert", "is_decoder": config["is_causal"]}
 
 
 def _label_keys(model: nn.Module) -> dict[str, Any]:

@@ -14,7 +14,19 @@ import torch.nn.functional as F
 
 from mlmcourse.checks import check_bool, is_int, is_number
 
-__all__ = ["ACTIVATIONS", "SIZE_FIELDS", "EncoderConfig", "EncoderOutput"]
+__all__ = ["ACTIVATIONS", "MODERN_FIELDS", "SIZE_FIELDS", "EncoderConfig", "EncoderOutput"]
+
+# The switches of the modern encoder (mlmcourse.modern); BERT has each at its default.
+MODERN_FIELDS = (
+    "position_embedding_type",
+    "rope_theta",
+    "local_rope_theta",
+    "ffn_type",
+    "norm_type",
+    "bias",
+    "local_attention",
+    "global_attn_every_n_layers",
+)
 
 
 def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -51,8 +63,16 @@ class EncoderConfig:
 
     ``pre_layer_norm=True`` applies each LayerNorm to a sublayer's input instead of to the
     residual sum (the "pre-LN" Transformer, easier to train deep or with large learning rates);
-    it adds one final LayerNorm. ``is_causal=True`` lets each position attend only to itself
-    and earlier positions (the causal LM of chapter 7).
+    it adds one final LayerNorm, and the first layer takes the embeddings' normalised output as
+    it is. ``is_causal=True`` lets each position attend only to itself and earlier positions
+    (the causal LM of chapter 7).
+
+    The switches after ``is_causal`` are what later encoders changed (:mod:`mlmcourse.modern`),
+    each off by default: ``position_embedding_type="rotary"`` (with ``rope_theta``, and
+    ``local_rope_theta`` for local layers), ``ffn_type="geglu"`` or ``"swiglu"`` (``hidden_act``
+    is for ``"mlp"`` only), ``norm_type="rmsnorm"``, ``bias=False`` (no bias in projections
+    and norms), ``local_attention`` (a window, 0 for none) with ``global_attn_every_n_layers``.
+    ``type_vocab_size=0`` leaves out segment embeddings, as ModernBERT does.
     """
 
     vocab_size: int = 30522
@@ -70,12 +90,22 @@ class EncoderConfig:
     initializer_range: float = 0.02
     pre_layer_norm: bool = False
     is_causal: bool = False
+    position_embedding_type: str = "absolute"
+    rope_theta: float = 10_000.0
+    local_rope_theta: float = 10_000.0
+    ffn_type: str = "mlp"
+    norm_type: str = "layernorm"
+    bias: bool = True
+    local_attention: int = 0
+    global_attn_every_n_layers: int = 1
 
     def __post_init__(self) -> None:
         for name in SIZE_FIELDS:
             value = getattr(self, name)
-            if not is_int(value) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            low = 0 if name == "type_vocab_size" else 1  # 0: no segment embeddings
+            if not is_int(value) or value < low:
+                kind = "a non-negative" if low == 0 else "a positive"
+                raise ValueError(f"{name} must be {kind} int, got {value!r}")
             setattr(self, name, int(value))  # a NumPy int would not go into config.json
         if self.hidden_size % self.num_attention_heads != 0:
             raise ValueError(
@@ -100,8 +130,48 @@ class EncoderConfig:
                 f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.pad_token_id!r}"
             )
-        for name in ("pre_layer_norm", "is_causal"):
+        for name in ("pre_layer_norm", "is_causal", "bias"):
             check_bool(getattr(self, name), name)
+        self._check_modern_switches()
+
+    def _check_modern_switches(self) -> None:
+        for name, allowed in (
+            ("position_embedding_type", ("absolute", "rotary")),
+            ("ffn_type", ("mlp", "geglu", "swiglu")),
+            ("norm_type", ("layernorm", "rmsnorm")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}"
+                )
+        for name in ("rope_theta", "local_rope_theta"):
+            value = getattr(self, name)
+            if not is_number(value) or not value > 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if not is_int(self.local_attention) or self.local_attention < 0:
+            raise ValueError(
+                f"local_attention must be a window of tokens (an int >= 0, 0 for none), "
+                f"got {self.local_attention!r}"
+            )
+        value = self.global_attn_every_n_layers
+        if not is_int(value) or value <= 0:
+            raise ValueError(f"global_attn_every_n_layers must be a positive int, got {value!r}")
+        if self.position_embedding_type == "rotary" and self.attention_head_size % 2:
+            raise ValueError(
+                f"rotary positions turn pairs of dimensions: hidden_size / num_attention_heads "
+                f"must be even, got {self.attention_head_size}"
+            )
+
+    def is_local_layer(self, index: int) -> bool:
+        """Whether layer ``index`` attends within ``local_attention`` only (every
+        ``global_attn_every_n_layers``-th layer, starting with the first, is global)."""
+        return self.local_attention > 0 and index % self.global_attn_every_n_layers != 0
+
+    @property
+    def is_bert(self) -> bool:
+        """Whether every switch of :mod:`mlmcourse.modern` is off: BERT's architecture."""
+        defaults = EncoderConfig.__dataclass_fields__
+        return all(getattr(self, name) == defaults[name].default for name in MODERN_FIELDS)
 
     @property
     def attention_head_size(self) -> int:

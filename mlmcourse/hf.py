@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from mlmcourse.checks import read_json, reading
+from mlmcourse.encoder_config import MODERN_FIELDS
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.weights import (
     WeightsMismatchError,
@@ -88,7 +89,13 @@ def config_to_hf(config: EncoderConfig, architectures: Sequence[str] = ("BertMod
             "transformers' BERT is post-LayerNorm; a model with pre_layer_norm=True has no "
             "equivalent there and cannot be exported"
         )
-    values = config.to_dict()
+    if not config.is_bert:
+        changed = [f for f in MODERN_FIELDS if getattr(config, f) != getattr(EncoderConfig(), f)]
+        raise ValueError(
+            f"transformers' BERT has none of the modern encoder's switches, and this config "
+            f"sets {changed}; it cannot be exported as a BERT"
+        )
+    values = {k: v for k, v in config.to_dict().items() if k not in MODERN_FIELDS}
     values.pop("pre_layer_norm")
     is_causal = values.pop("is_causal")
     return {

@@ -16,6 +16,8 @@ materialises them. The configuration and output dataclasses live in
 from __future__ import annotations
 
 import math
+from functools import partial
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -23,6 +25,13 @@ from torch import nn
 
 from mlmcourse.checks import check_bool
 from mlmcourse.encoder_config import ACTIVATIONS, EncoderConfig, EncoderOutput
+from mlmcourse.modern import (
+    RMSNorm,
+    apply_rotary,
+    gated_activation,
+    rotary_cos_sin,
+    sliding_window_allowed,
+)
 from mlmcourse.runtime import is_compiling
 from mlmcourse.unpadding import Unpadding
 
@@ -45,28 +54,36 @@ __all__ = [
     "document_ids",
     "eager_attention",
     "is_packed",
+    "make_norm",
     "mean_pooling",
 ]
 
 
 # ----------------------------------------------------------------------------------- masks
 def attention_allowed(
-    attention_mask: torch.Tensor, *, is_causal: bool, document_ids: torch.Tensor | None = None
+    attention_mask: torch.Tensor,
+    *,
+    is_causal: bool,
+    document_ids: torch.Tensor | None = None,
+    window: int = 0,
 ) -> torch.Tensor:
     """Which key each query may attend to, as a boolean matrix (True = allowed).
 
     ``attention_mask`` is the tokenizer's (B, T) 1-for-token / 0-for-padding mask. Padding
     hides *keys* (columns); causality hides later positions; ``document_ids`` (B, T), for a
     packed row that holds several documents, hides every key of another document (a
-    block-diagonal matrix). Returns (B, 1, T, T) when causal or packed, else (B, 1, 1, T),
-    which broadcasts over heads and queries.
+    block-diagonal matrix); a ``window`` (local attention, :mod:`mlmcourse.modern`) hides keys
+    more than ``window // 2`` positions away. Returns (B, 1, T, T) when causal, packed or
+    local, else (B, 1, 1, T), which broadcasts over heads and queries.
     """
     allowed = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
     if document_ids is not None:  # query i sees key j only within its own document
         allowed = allowed & (document_ids[:, None, :, None] == document_ids[:, None, None, :])
-    if not is_causal and document_ids is None:
+    if not is_causal and document_ids is None and not window:
         return allowed
     seq_len = attention_mask.shape[-1]
+    if window:
+        allowed = allowed & sliding_window_allowed(seq_len, window, attention_mask.device)
     if is_causal:
         causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=attention_mask.device)
         allowed = allowed & causal.tril()
@@ -126,18 +143,37 @@ def eager_attention(
     return context, probs  # (B, h, T, d), (B, h, T, T)
 
 
+def make_norm(config: EncoderConfig) -> nn.Module:
+    """The config's normalisation: BERT's LayerNorm, one without bias, or RMSNorm.
+
+    Whatever it is, the module keeps BERT's attribute name ``LayerNorm`` (checkpoint names)."""
+    if config.norm_type == "rmsnorm":
+        return RMSNorm(config.hidden_size, eps=config.layer_norm_eps)
+    return nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps, bias=config.bias)
+
+
 # ------------------------------------------------------------------------------ embeddings
 class BertEmbeddings(nn.Module):
-    """Token + learned position + segment embeddings, then LayerNorm and dropout."""
+    """Token + learned position + segment embeddings, then LayerNorm and dropout.
+
+    With rotary positions there are no position vectors (attention rotates queries and keys
+    instead), and with ``type_vocab_size=0`` no segment vectors: the token's vector alone."""
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         self.word_embeddings = nn.Embedding(
             config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
         )
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
-        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        learned = config.position_embedding_type == "absolute"
+        self.position_embeddings = (
+            nn.Embedding(config.max_position_embeddings, config.hidden_size) if learned else None
+        )
+        self.token_type_embeddings = (
+            nn.Embedding(config.type_vocab_size, config.hidden_size)
+            if config.type_vocab_size
+            else None
+        )
+        self.LayerNorm = make_norm(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(
@@ -148,13 +184,16 @@ class BertEmbeddings(nn.Module):
     ) -> torch.Tensor:
         """``position_ids`` (B, T) defaults to 0, 1, 2, ...; a packed row restarts them per
         document, so each document gets the positions it would have alone."""
-        if position_ids is None:
-            position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)  # (T,)
-        embeddings = self.word_embeddings(input_ids) + self.position_embeddings(position_ids)
-        if token_type_ids is None:  # every token in segment 0
-            embeddings = embeddings + self.token_type_embeddings.weight[0]
-        else:
-            embeddings = embeddings + self.token_type_embeddings(token_type_ids)
+        embeddings = self.word_embeddings(input_ids)
+        if self.position_embeddings is not None:
+            if position_ids is None:
+                position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)  # (T,)
+            embeddings = embeddings + self.position_embeddings(position_ids)
+        if self.token_type_embeddings is not None:  # (ModernBERT has no segments)
+            if token_type_ids is None:  # every token in segment 0
+                embeddings = embeddings + self.token_type_embeddings.weight[0]
+            else:
+                embeddings = embeddings + self.token_type_embeddings(token_type_ids)
         return self.dropout(self.LayerNorm(embeddings))  # (B, T, H)
 
 
@@ -166,9 +205,9 @@ class BertSelfAttention(nn.Module):
         super().__init__()
         self.num_attention_heads = config.num_attention_heads
         self.attention_head_size = config.attention_head_size
-        self.query = nn.Linear(config.hidden_size, config.hidden_size)
-        self.key = nn.Linear(config.hidden_size, config.hidden_size)
-        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.query = nn.Linear(config.hidden_size, config.hidden_size, bias=config.bias)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size, bias=config.bias)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size, bias=config.bias)
         self.dropout_prob = config.attention_probs_dropout_prob
 
     def forward(
@@ -179,13 +218,17 @@ class BertSelfAttention(nn.Module):
         is_causal: bool = False,
         output_attentions: bool = False,
         unpadding: Unpadding | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, H) in and out; with ``unpadding``, (N, H) real tokens in and out, and rows
-        of T (with their padding) only for the attention itself."""
+        of T (with their padding) only for the attention itself. ``rotary`` is the (cos, sin)
+        of each position (:func:`mlmcourse.modern.rotary_cos_sin`) when positions rotate."""
         # One matmul for the three projections (a wider one runs closer to the CPU's peak);
         # the weights stay three Linear layers, named as in every BERT checkpoint.
         weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3H, H)
-        qkv_bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3H,)
+        qkv_bias = None  # (3H,), unless the config has no biases
+        if self.query.bias is not None:
+            qkv_bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])
         query, key, value = F.linear(hidden_states, weight, qkv_bias).chunk(3, dim=-1)
         if unpadding is not None:  # (N, H) -> (B, T, H): rows again, for attention only
             query, key, value = (unpadding.pad(x) for x in (query, key, value))
@@ -193,6 +236,8 @@ class BertSelfAttention(nn.Module):
         heads = (batch, seq_len, self.num_attention_heads, self.attention_head_size)
         # (B, T, H) -> (B, T, h, d) -> (B, h, T, d): views, no copies
         query, key, value = (x.view(heads).transpose(1, 2) for x in (query, key, value))
+        if rotary is not None:  # turn queries and keys by their positions' angles
+            query, key = apply_rotary(query, key, *rotary)
         dropout_p = self.dropout_prob if self.training else 0.0
         if output_attentions:
             context, probs = eager_attention(
@@ -217,8 +262,10 @@ class BertSelfOutput(nn.Module):
 
     def __init__(self, config: EncoderConfig, in_features: int | None = None) -> None:
         super().__init__()
-        self.dense = nn.Linear(in_features or config.hidden_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dense = nn.Linear(
+            in_features or config.hidden_size, config.hidden_size, bias=config.bias
+        )
+        self.LayerNorm = make_norm(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.pre_layer_norm = config.pre_layer_norm
 
@@ -244,27 +291,35 @@ class BertAttention(nn.Module):
         is_causal: bool = False,
         output_attentions: bool = False,
         unpadding: Unpadding | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         # pre-LN normalises the sublayer's input with the same LayerNorm module
         normed = self.output.LayerNorm(hidden_states) if self.pre_layer_norm else hidden_states
         context, probs = self.self(
             normed, bias, is_causal=is_causal, output_attentions=output_attentions,
-            unpadding=unpadding,
+            unpadding=unpadding, rotary=rotary,
         )  # fmt: skip
         return self.output(context, hidden_states), probs
 
 
 # ---------------------------------------------------------------------------- feed-forward
 class BertIntermediate(nn.Module):
-    """The feed-forward block's expansion: H -> intermediate_size, then GELU."""
+    """The feed-forward block's expansion: H -> intermediate_size, then GELU.
+
+    A gated block (``ffn_type`` ``"geglu"`` or ``"swiglu"``) projects to twice the width and
+    lets one half gate the other (:func:`mlmcourse.modern.gated_activation`)."""
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.ffn_type = config.ffn_type
+        width = config.intermediate_size * (1 if config.ffn_type == "mlp" else 2)
+        self.dense = nn.Linear(config.hidden_size, width, bias=config.bias)
         self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.intermediate_act_fn(self.dense(hidden_states))  # (B, T, I)
+        if self.ffn_type == "mlp":
+            return self.intermediate_act_fn(self.dense(hidden_states))  # (B, T, I)
+        return gated_activation(self.dense(hidden_states), self.ffn_type)  # (B, T, I)
 
 
 class BertOutput(BertSelfOutput):
@@ -276,14 +331,22 @@ class BertOutput(BertSelfOutput):
 
 # ---------------------------------------------------------------------------- layer, stack
 class BertLayer(nn.Module):
-    """One Transformer encoder layer: attention block, then feed-forward block."""
+    """One Transformer encoder layer: attention block, then feed-forward block.
 
-    def __init__(self, config: EncoderConfig) -> None:
+    ``index`` is the layer's place in the stack: with pre-LN the first layer's input is the
+    embeddings' output, already normalised, so it is not normalised again (as in ModernBERT);
+    with local attention, :meth:`EncoderConfig.is_local_layer` says which layers are local.
+    """
+
+    def __init__(self, config: EncoderConfig, index: int = 0) -> None:
         super().__init__()
         self.attention = BertAttention(config)
+        if config.pre_layer_norm and index == 0:
+            self.attention.output.LayerNorm = nn.Identity()
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
         self.pre_layer_norm = config.pre_layer_norm
+        self.is_local = config.is_local_layer(index)
 
     def forward(
         self,
@@ -293,10 +356,11 @@ class BertLayer(nn.Module):
         is_causal: bool = False,
         output_attentions: bool = False,
         unpadding: Unpadding | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attention_output, probs = self.attention(
             hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
-            unpadding=unpadding,
+            unpadding=unpadding, rotary=rotary,
         )  # fmt: skip
         normed = (
             self.output.LayerNorm(attention_output) if self.pre_layer_norm else attention_output
@@ -305,14 +369,21 @@ class BertLayer(nn.Module):
         return layer_output, probs  # (B, T, H), (B, h, T, T) or None
 
 
+class LocalAttention(NamedTuple):
+    """What the local-attention layers use instead of the global ones' bias and rotation."""
+
+    bias: torch.Tensor  # (B, 1, T, T): the window (and padding, documents, causality)
+    rotary: tuple[torch.Tensor, torch.Tensor] | None  # (cos, sin) at local_rope_theta
+
+
 class BertEncoder(nn.Module):
     """The stack of ``num_hidden_layers`` layers (plus a final LayerNorm when pre-LN)."""
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        self.layer = nn.ModuleList(BertLayer(config, i) for i in range(config.num_hidden_layers))
         if config.pre_layer_norm:  # pre-LN leaves the residual stream unnormalised: fix the end
-            self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+            self.LayerNorm = make_norm(config)
 
     def forward(
         self,
@@ -323,14 +394,21 @@ class BertEncoder(nn.Module):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         unpadding: Unpadding | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
+        local: LocalAttention | None = None,
     ) -> EncoderOutput:
-        """(B, T, H) hidden states through every layer; (N, H) real tokens with ``unpadding``."""
+        """(B, T, H) hidden states through every layer; (N, H) real tokens with ``unpadding``.
+
+        Local layers take ``local``'s bias and rotation instead of ``bias`` and ``rotary``."""
         all_hidden = [hidden_states] if output_hidden_states else None
         all_attentions = [] if output_attentions else None
         for layer in self.layer:
+            layer_bias, layer_rotary = (
+                (local.bias, local.rotary) if layer.is_local else (bias, rotary)
+            )
             hidden_states, probs = layer(
-                hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
-                unpadding=unpadding,
+                hidden_states, layer_bias, is_causal=is_causal,
+                output_attentions=output_attentions, unpadding=unpadding, rotary=layer_rotary,
             )  # fmt: skip
             if all_hidden is not None:
                 all_hidden.append(hidden_states)
@@ -382,15 +460,17 @@ class BertModel(nn.Module):
         std = self.config.initializer_range
         if isinstance(module, nn.Linear):
             nn.init.normal_(module.weight, mean=0.0, std=std)
-            nn.init.zeros_(module.bias)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=std)
             if module.padding_idx is not None:  # the [PAD] vector starts (and stays) at zero
                 with torch.no_grad():
                     module.weight[module.padding_idx].zero_()
-        elif isinstance(module, nn.LayerNorm):
+        elif isinstance(module, nn.LayerNorm | RMSNorm):
             nn.init.ones_(module.weight)
-            nn.init.zeros_(module.bias)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
 
     def forward(
         self,
@@ -421,21 +501,26 @@ class BertModel(nn.Module):
             if not bool(attention_mask.all()):  # no padding, nothing to take out
                 unpadding = Unpadding.from_mask(attention_mask)
         hidden_states = self._embed(input_ids, token_type_ids, position_ids, unpadding)
-        is_causal = self.config.is_causal
-        bias = None
+        config, is_causal, bias, local = self.config, self.config.is_causal, None, None
         # A compiled graph cannot read the positions back: it applies documents whenever given.
         packed = position_ids is not None if is_compiling() else is_packed(position_ids)
-        if packed and attention_mask is None:
+        if (packed or config.local_attention) and attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         # No padding: pass no mask at all, so SDPA can pick its fastest kernel (and apply
         # causality itself). Otherwise one additive bias, shared by every layer and head.
         # Under torch.compile the mask is always applied: reading it back would break the graph.
         if attention_mask is not None and (
-            packed or is_compiling() or not bool(attention_mask.all())
+            packed or config.local_attention or is_compiling() or not bool(attention_mask.all())
         ):
             documents = document_ids(position_ids) if packed else None
-            allowed = attention_allowed(attention_mask, is_causal=is_causal, document_ids=documents)
-            bias = attention_bias(allowed, hidden_states.dtype)
+            masks = partial(attention_allowed, attention_mask, is_causal=is_causal,
+                            document_ids=documents)  # fmt: skip
+            bias = attention_bias(masks(), hidden_states.dtype)
+            if config.local_attention:  # the local layers' window, and their rotation
+                local_bias = attention_bias(masks(window=config.local_attention), bias.dtype)
+                local = LocalAttention(
+                    local_bias, self._rotary(input_ids, position_ids, local=True)
+                )
             is_causal = False  # already inside the bias
         output = self.encoder(
             hidden_states,
@@ -444,6 +529,8 @@ class BertModel(nn.Module):
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             unpadding=unpadding,
+            rotary=self._rotary(input_ids, position_ids),
+            local=local,
         )
         if unpadding is not None:  # (N, H) -> (B, T, H), zeros at the padding
             output.last_hidden_state = unpadding.pad(output.last_hidden_state)
@@ -452,6 +539,18 @@ class BertModel(nn.Module):
         if self.pooler is not None:
             output.pooler_output = self.pooler(output.last_hidden_state)
         return output
+
+    def _rotary(
+        self, input_ids: torch.Tensor, position_ids: torch.Tensor | None, *, local: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Each position's (cos, sin) with rotary positions (``local``: local layers' theta)."""
+        config = self.config
+        if config.position_embedding_type != "rotary":
+            return None
+        if position_ids is None:
+            position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
+        theta = config.local_rope_theta if local else config.rope_theta
+        return rotary_cos_sin(position_ids, config.attention_head_size, theta)
 
     def _embed(
         self,
@@ -528,7 +627,12 @@ class BertModel(nn.Module):
             raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")
         if token_type_ids is not None and token_type_ids.numel():
             low, high = int(token_type_ids.min()), int(token_type_ids.max())
-            if low < 0 or high >= config.type_vocab_size:
+            if config.type_vocab_size == 0 and (low, high) != (0, 0):
+                raise ValueError(
+                    "this encoder has no segment embeddings (type_vocab_size=0): pass "
+                    f"token_type_ids=None or all zeros, got values from {low} to {high}"
+                )
+            if low < 0 or high >= max(1, config.type_vocab_size):
                 raise ValueError(
                     f"token_type_ids must be in [0, type_vocab_size={config.type_vocab_size}), "
                     f"got values from {low} to {high}"

@@ -17,6 +17,7 @@ from mlmcourse.checks import (
     check_positive_int,
     check_probability,
 )
+from mlmcourse.encoder_config import MODERN_FIELDS
 from mlmcourse.model import EncoderConfig
 from mlmcourse.options import help_texts, option, read_kinds
 from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
@@ -101,6 +102,18 @@ class PretrainConfig(TrainingConfig):
     pre_layer_norm: bool = _model(
         False, "true for a pre-LayerNorm Transformer (easier to train deep)"
     )
+    position_embedding_type: str = _model(
+        "absolute", "absolute (BERT's learned position vectors) or rotary (chapter 8)"
+    )
+    ffn_type: str = _model("mlp", "mlp (BERT's), or the gated geglu or swiglu (chapter 8)")
+    norm_type: str = _model("layernorm", "layernorm (BERT's) or rmsnorm (chapter 8)")
+    bias: bool = _model(True, "false: no bias in any projection or norm (chapter 8)")
+    local_attention: int = _model(
+        0, "a window of tokens for local-attention layers, 0 for none (chapter 8)"
+    )
+    global_attn_every_n_layers: int = _model(
+        1, "with local_attention, every n-th layer (the first included) stays global"
+    )
     init_from: str = _model(
         "",
         "continue pretraining from this checkpoint's weights and tokenizer (a path, the name "
@@ -162,6 +175,8 @@ class PretrainConfig(TrainingConfig):
             pad_token_id=pad_token_id,
             pre_layer_norm=self.pre_layer_norm,
             is_causal=self.training_mode == "clm",
+            # the modern encoder's switches that a pretraining config has (chapter 8)
+            **{key: getattr(self, key) for key in MODERN_FIELDS if hasattr(self, key)},
         )
 
     def training_config(self) -> TrainingConfig:
