@@ -395,3 +395,32 @@ def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summ
         padded = results["summary"][corpus]["padded"]["real_tokens"]["mean"]
         packed = results["summary"][corpus]["packed"]["real_tokens"]["mean"]
         assert abs(packed / padded - 1) < 0.1  # matched real tokens
+
+
+@needs_real
+def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
+    results = _run_experiment(
+        "modern_ablation", tmp_path / "m.json", "--world-seconds", "2", "--wikitext-seconds",
+        "2", "--seeds", "0", "--variants", "bert", "geglu", "all", "--limit", "30",
+    )  # fmt: skip
+    runs = {(r["corpus"], r["variant"]): r for r in results["runs"]}
+    assert set(runs) == {(c, v) for c in ("world", "wikitext2") for v in ("bert", "geglu", "all")}
+    for corpus in ("world", "wikitext2"):
+        bert, glu = runs[corpus, "bert"], runs[corpus, "geglu"]
+        assert abs(glu["parameters"] / bert["parameters"] - 1) < 0.03  # 2/3 width: same size
+        assert all(0 < r["heldout_accuracy"] < 1 and r["steps"] >= 8 for r in (bert, glu))
+    assert results["summary"]["world"]["all"]["heldout_accuracy"]["sd"] == 0.0  # one seed
+
+
+def test_the_modern_ablation_results_hold_three_seeds_per_row_and_their_summary():
+    results = load_results("modern_ablation")
+    assert {"command", "seeds", "versions", "minutes", "runs", "summary"} <= set(results)
+    assert results["seeds"] == [0, 1, 2]
+    for corpus in ("world", "wikitext2"):
+        for variant in results["variants"]:
+            runs = [r for r in results["runs"] if (r["corpus"], r["variant"]) == (corpus, variant)]
+            assert sorted(r["seed"] for r in runs) == [0, 1, 2]
+            for key in ("heldout_accuracy", "heldout_perplexity", "tokens_per_second"):
+                summary = results["summary"][corpus][variant][key]
+                assert summary["mean"] == pytest.approx(statistics.fmean(r[key] for r in runs))
+                assert summary["sd"] == pytest.approx(statistics.stdev(r[key] for r in runs))
