@@ -13,7 +13,9 @@ import torch  # noqa: E402
 from mlmcourse.model import BertModel, attention_allowed  # noqa: E402
 from mlmcourse.viz.attention import (  # noqa: E402
     attention_explorer,
-    figure_html,
+    attention_html,
+    attention_view,
+    head_html,
     plot_attention,
     plot_attention_head,
     plot_masks,
@@ -78,9 +80,24 @@ def test_plot_attention_head_picks_the_layer_and_head():
         plot_attention_head(attentions, TOKENS, layer=0, head=-1)
 
 
-def test_figure_html_is_an_inline_png():
-    html = figure_html(plot_attention(np.eye(4), TOKENS))
-    assert html.startswith('<img src="data:image/png;base64,iVBOR')
+def test_attention_html_is_the_heatmap_as_a_table():
+    probs = np.array([[1.0, 0.0], [0.25, 0.75]])
+    html = attention_html(probs, ["<a>", "b"], title="layer 0, head 1")
+    assert html.count("<tr>") == 3 and html.count("<td ") == 4  # a header row, one per query
+    assert "&lt;a&gt;" in html and "<a>" not in html  # tokens are escaped
+    assert 'title="0.25"' in html and "layer 0, head 1" in html
+    assert "background:#08306b" in html  # the largest value is the darkest blue
+    assert "background:#f7fbff" in html  # zero is white
+    with pytest.raises(ValueError, match="3 tokens"):
+        attention_html(probs, ["a", "b", "c"])
+
+
+def test_head_html_picks_one_head_with_clear_errors():
+    layers = [np.stack([np.eye(3), np.full((3, 3), 1 / 3)])]
+    assert 'title="0.33"' in head_html(layers, ["a", "b", "c"], 0, 1)
+    assert 'title="0.33"' not in head_html(layers, ["a", "b", "c"], 0, 0)
+    with pytest.raises(ValueError, match="head must be in"):
+        head_html(layers, ["a", "b", "c"], 0, 2)
 
 
 class _Encoding:
@@ -105,10 +122,15 @@ def test_explorer_runs_the_model_and_redraws_on_every_control():
     widget = attention_explorer(model, _Tokenizer(), ["the cat", "cat"], layer=1, head=1)
     sentence, sliders, out = widget.children
     first = out.value
-    assert first.startswith("<img")
+    assert first.startswith("<table") and "layer 1, head 1" in first
     sliders.children[1].value = 0
-    assert out.value != first
+    assert out.value != first and "layer 1, head 0" in out.value
     sentence.value = "cat"
-    assert out.value.startswith("<img")
+    assert out.value.count("<tr>") == 4  # [CLS] cat [SEP] and the header
+    # the book's view: every sentence, layer and head, drawn by the same function
+    view = attention_view(model, _Tokenizer(), ["the cat", "cat"], layer=1, head=1)
+    states = view.states()
+    assert len(states) == 2 * 2 * 2 and states[0b011] == first  # sentence 0, layer 1, head 1
+    assert widget.static.state([0, 1, 1]) == first
     with pytest.raises(ValueError, match="at least one sentence"):
         attention_explorer(model, _Tokenizer(), [])

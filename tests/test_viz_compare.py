@@ -56,8 +56,10 @@ def test_predictions_and_widget_run_on_tiny_models_and_say_what_is_wrong():
     clm = BertForCausalLM(tiny_encoder_config(vocab_size=tokenizer.vocab_size, is_causal=True))
     tokens, m, c = compare_predictions(mlm, clm, tokenizer, "[MASK] is the capital of Peifi .", 3)
     assert tokens == TOKENS and len(m) == 3 and len(c) == 3
-    widget = compare_explorer(mlm, clm, tokenizer)
+    widget = compare_explorer(mlm, clm, tokenizer, examples=["no blank here"])
     assert "Causal LM" in widget.children[2].value
+    assert widget.static.state([0, 4]) == widget.children[2].value  # top 5: the 5th option
+    assert "color:#a00" in widget.static.state([1, 0])
     widget.children[0].value = "no blank here"
     assert "[MASK]" in widget.children[2].value and "color:#a00" in widget.children[2].value
     widget.children[0].value = "[MASK] is the [MASK] of Peifi ."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlmcourse.viz.fill_mask import fill_mask_html, predictions_table_html
+from mlmcourse.viz.fill_mask import fill_mask_html, fill_mask_view, predictions_table_html
 
 
 def _cands(*pairs):
@@ -51,3 +51,25 @@ def test_predictions_table_colours_right_and_wrong_and_counts_them():
     for word in ("original", "masked", "predicted", "small"):
         assert word in page
     assert "no scored positions" in predictions_table_html([])
+
+
+def test_the_explorer_and_the_books_view_draw_the_same(world_tokenizer):
+    import torch
+
+    from mlmcourse.mlm import BertForMaskedLM
+    from mlmcourse.viz.fill_mask import fill_mask_explorer
+    from tests.tiny import tiny_encoder_config
+
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size)).eval()
+    widget = fill_mask_explorer(model, world_tokenizer, "the [MASK] is", top_k=3, examples=["x"])
+    box, k, out = widget.children
+    assert "mask #1: top 3" in out.value
+    view = widget.static
+    assert [len(c.options) for c in view.controls] == [2, 10]
+    assert view.state([0, 2]) == out.value  # top 3 is the slider's third option
+    k.value = 1
+    assert view.state([0, 0]) == out.value and "top 1" in out.value
+    assert "color:#a00" in view.state([1, 0])  # no [MASK]: said, not raised
+    with pytest.raises(ValueError, match="at least one text"):
+        fill_mask_view(model, world_tokenizer, [])

@@ -115,12 +115,19 @@ def test_bad_settings_and_empty_text_give_a_message_not_an_error(tokenizer):
 
 
 def test_the_explorer_shows_a_masked_sentence_from_the_start(tokenizer):
-    widget = masking_explorer(tokenizer, SENTENCE)
+    widget = masking_explorer(tokenizer, SENTENCE, examples=["the cat"])
     html_out = widget.children[-1]
     assert "ordinary tokens are targets" in html_out.value
     before = html_out.value
+    # the book's view draws its first state with the same function, so both agree
+    view = widget.static
+    assert view.state([c.initial for c in view.controls]) == before
+    assert [c.name for c in view.controls] == ["sentence", "rate", "whole", "split", "draw"]
     widget.children[3].click()  # resample
     assert html_out.value != before
+    second_draw = [c.initial for c in view.controls][:-1] + [1]
+    assert view.state(second_draw) == html_out.value  # the book's "resample" too
+    assert len(view.states()) == 2 * 12 * 2 * 3 * 4
 
 
 def test_plot_distinct_masks_draws_one_line_per_curve():

@@ -96,11 +96,15 @@ def test_explorer_renders_its_initial_text_and_redraws_on_change(minilm_tokenize
     model = BertForTokenClassification(config, len(labels), id2label=labels)
     with torch.no_grad():  # every word scores I-LOC 9, B-PER 8: decoding decides the output
         model.classifier.bias.copy_(torch.tensor([0.0, 8.0, 0.0, 0.0, 9.0]))
-    box, switch, out = ner_explorer(model, minilm_tokenizer, "Ann met Bob").children
+    widget = ner_explorer(model, minilm_tokenizer, "Ann met Bob", examples=["Zoe"])
+    box, switch, out = widget.children
     # constrained: I-LOC cannot open a sentence or follow B-PER, so B-PER B-PER B-PER wins
     assert out.value.count("<mark") == 3 and "PER" in out.value and "Ann met Bob" not in out.value
+    assert widget.static.state([0, 1]) == out.value  # the book's view: the same drawing
     switch.value = False  # argmax: I-LOC I-LOC I-LOC, which conlleval reads as one LOC
     assert out.value.count("<mark") == 1 and "Ann met Bob<span" in out.value
+    assert widget.static.state([0, 0]) == out.value
+    assert "Zoe<span" in widget.static.state([1, 0])
     box.value = "Zoe"
     assert "Zoe<span" in out.value and "LOC" in out.value
     box.value = "word " * 40  # longer than the model takes: said in the output, no exception

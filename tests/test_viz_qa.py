@@ -40,10 +40,13 @@ def test_qa_explorer_draws_at_once_and_redraws_on_a_new_passage(world_tokenizer)
         QAExample("a", "", "Ann lives in Orlen .", "Where does Ann live ?", ("Orlen",), (13,)),
         QAExample("b", "", "Bob works in Kelso .", "Where does Bob work ?", ("Kelso",), (13,)),
     ]
-    menu, box, out = qa_explorer(model, world_tokenizer, examples, top_k=2).children
+    widget = qa_explorer(model, world_tokenizer, examples, top_k=2)
+    menu, box, out = widget.children
     assert "Where does Ann live ?" in out.value and "reference answer: Orlen" in out.value
+    assert widget.static.states()[0] == out.value  # the book's view: the same drawing
     menu.value = 1
     assert box.value == "Where does Bob work ?" and "reference answer: Kelso" in out.value
+    assert widget.static.states()[1] == out.value
     box.value = "   "
     assert "color:#a00" in out.value  # an empty question is said, not raised
     with pytest.raises(ValueError, match="at least one example"):

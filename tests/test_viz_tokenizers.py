@@ -94,9 +94,10 @@ def test_compare_html_reports_bad_text_instead_of_raising(tokenizers):
 
 
 def test_explorer_initial_state_is_drawn(tokenizers):
-    widget = tokenizer_explorer(tokenizers, "the cat sat")
+    widget = tokenizer_explorer(tokenizers, "the cat sat", examples=["a dog"])
     box, out = widget.children
     assert "word-level" in out.value and "sat" in out.value
+    assert widget.static.states() == [out.value, compare_tokenizers_html("a dog", tokenizers)]
     box.value = "a dog"
     assert "dog" in out.value and "sat" not in out.value
 

@@ -7,8 +7,7 @@ and layer/head sliders to :func:`plot_attention_head`; it runs the model once pe
 
 from __future__ import annotations
 
-import base64
-import io
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,9 @@ import numpy as np
 
 __all__ = [
     "attention_explorer",
-    "figure_html",
+    "attention_html",
+    "attention_view",
+    "head_html",
     "plot_attention",
     "plot_attention_head",
     "plot_masks",
@@ -117,6 +118,14 @@ def plot_attention_head(
     ``attentions`` holds one (heads, T, T) array per layer (a batch of one may keep its
     leading 1).
     """
+    probs = _layer_head(attentions, layer, head)
+    return plot_attention(
+        probs, tokens, title=f"layer {layer}, head {head}", annotate=len(tokens) <= 8
+    )
+
+
+def _layer_head(attentions: Sequence[Any], layer: int, head: int) -> np.ndarray:
+    """The (T, T) probabilities of one head of one layer, with a clear error for a bad index."""
     if not 0 <= layer < len(attentions):
         raise ValueError(f"layer must be in [0, {len(attentions)}), got {layer}")
     probs = _as_array(attentions[layer])
@@ -126,21 +135,7 @@ def plot_attention_head(
         raise ValueError(f"each layer's attentions must be (heads, T, T), got {probs.shape}")
     if not 0 <= head < probs.shape[0]:
         raise ValueError(f"head must be in [0, {probs.shape[0]}), got {head}")
-    return plot_attention(
-        probs[head], tokens, title=f"layer {layer}, head {head}", annotate=len(tokens) <= 8
-    )
-
-
-def figure_html(fig: Any, *, close: bool = True) -> str:
-    """The figure as an inline PNG ``<img>``: survives in the static book's saved widget state."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    if close:
-        plt.close(fig)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="attention heatmap"/>'
+    return probs[head]
 
 
 def sentence_attentions(model: Any, tokenizer: Any, sentence: str) -> tuple[list[str], list[Any]]:
@@ -158,11 +153,94 @@ def sentence_attentions(model: Any, tokenizer: Any, sentence: str) -> tuple[list
     return list(encoding.tokens), [a[0].cpu() for a in out.attentions]
 
 
+def _blue(level: float) -> str:
+    """White at 0 to dark blue at 1 (matplotlib's "Blues" end points), as a hex colour."""
+    low, high = (247, 251, 255), (8, 48, 107)
+    return "#" + "".join(
+        f"{round(a + (b - a) * level):02x}" for a, b in zip(low, high, strict=True)
+    )
+
+
+def attention_html(probs: Any, tokens: Sequence[str], *, title: str = "") -> str:
+    """One (T, T) matrix of attention probabilities as an HTML heatmap, tokens on both axes.
+
+    The same picture as :func:`plot_attention` (queries down the rows, keys along the
+    columns, colour scaled to the largest value), but as a few kilobytes of markup instead of
+    an image, so that every layer and head of several sentences fits in a static page. Each
+    cell's tooltip is its probability.
+    """
+    matrix = _as_array(probs)
+    _check_square(matrix, tokens, "probs")
+    top = max(float(matrix.max()), 1e-9)
+    esc = [html.escape(t) for t in tokens]
+    head = "".join(
+        f'<th style="writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;'
+        f'padding:2px 0">{t}</th>'
+        for t in esc
+    )
+    rows = []
+    for token, row in zip(esc, matrix, strict=True):
+        cells = "".join(
+            f'<td style="background:{_blue(round(v / top, 2))}" title="{v:.2f}"></td>' for v in row
+        )
+        rows.append(
+            f'<tr><th style="text-align:right;font-weight:normal;padding-right:4px">{token}</th>{cells}</tr>'
+        )
+    caption = (
+        f"<caption style='caption-side:top;font-size:12px'><b>{html.escape(title)}</b></caption>"
+        if title
+        else ""
+    )
+    return (
+        '<table style="border-collapse:collapse;font-family:monospace;font-size:11px;'
+        f'table-layout:fixed">{caption}<tr><th></th>{head}</tr>{"".join(rows)}</table>'
+        '<div style="font-size:11px;color:#444">rows: the query (attending token); columns: the '
+        f"key (attended to); darkest = {top:.2f}. Hover a cell for its probability.</div>"
+    )
+
+
+def head_html(attentions: Sequence[Any], tokens: Sequence[str], layer: int, head: int) -> str:
+    """:func:`attention_html` of one head of one layer (``EncoderOutput.attentions`` of one
+    sentence: one (heads, T, T) array per layer, a batch of one may keep its leading 1)."""
+    probs = _layer_head(attentions, layer, head)
+    return attention_html(probs, tokens, title=f"layer {layer}, head {head}")
+
+
+def attention_view(
+    model: Any, tokenizer: Any, sentences: Sequence[str], *, layer: int = 0, head: int = 0
+) -> Any:
+    """The explorer for a page without a kernel: every layer and head of every sentence."""
+    from mlmcourse.viz.static import Control, View
+
+    if not sentences:
+        raise ValueError("attention_view needs at least one sentence")
+    config = model.config
+    runs = {s: sentence_attentions(model, tokenizer, s) for s in sentences}
+    controls = [
+        Control.of("sentence", "sentence", list(sentences)),
+        Control.of(
+            "layer", "layer", list(range(config.num_hidden_layers)), kind="slider", initial=layer
+        ),
+        Control.of(
+            "head", "head", list(range(config.num_attention_heads)), kind="slider", initial=head
+        ),
+    ]
+    return View(
+        lambda sentence, layer, head: head_html(runs[sentence][1], runs[sentence][0], layer, head),
+        controls,
+        title="The attention explorer",
+    )
+
+
 def attention_explorer(
     model: Any, tokenizer: Any, sentences: Sequence[str], *, layer: int = 0, head: int = 0
 ):
-    """Choose a sentence, a layer and a head; see that head's attention heatmap."""
+    """Choose a sentence, a layer and a head; see that head's attention heatmap.
+
+    Displayed in the book, it is :func:`attention_view` of the same sentences instead."""
     import ipywidgets as widgets
+
+    from mlmcourse.viz.static import Explorer
 
     if not sentences:
         raise ValueError("attention_explorer needs at least one sentence")
@@ -183,10 +261,10 @@ def attention_explorer(
         if sentence.value not in cache:
             cache[sentence.value] = sentence_attentions(model, tokenizer, sentence.value)
         tokens, attentions = cache[sentence.value]
-        fig = plot_attention_head(attentions, tokens, layer_slider.value, head_slider.value)
-        out.value = figure_html(fig)
+        out.value = head_html(attentions, tokens, layer_slider.value, head_slider.value)
 
     for control in (sentence, layer_slider, head_slider):
         control.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([sentence, widgets.HBox([layer_slider, head_slider]), out])
+    static = attention_view(model, tokenizer, sentences, layer=layer, head=head)
+    return Explorer([sentence, widgets.HBox([layer_slider, head_slider]), out], static)

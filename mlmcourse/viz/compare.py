@@ -18,10 +18,17 @@ from mlmcourse.viz.fill_mask import (
     RIGHT_COLOR,
     WRONG_COLOR,
     candidate_bars_html,
+    text_and_top_k,
 )
 from mlmcourse.viz.html import Chip, chips_html, legend_html
 
-__all__ = ["compare_html", "compare_predictions", "compare_explorer"]
+__all__ = [
+    "compare_explorer",
+    "compare_html",
+    "compare_predictions",
+    "compare_state",
+    "compare_view",
+]
 
 VISIBLE_COLOR = "#eeeeee"
 HIDDEN_COLOR = "#ffffff"
@@ -129,27 +136,52 @@ def compare_predictions(
     return tokens, list(mlm_predictions), clm_predictions
 
 
+def compare_state(mlm: Any, clm: Any, tokenizer: Any, text: str, top_k: int) -> str:
+    """What the explorer shows for ``text``: :func:`compare_html`, or why it cannot."""
+    try:
+        return compare_html(*compare_predictions(mlm, clm, tokenizer, text, top_k))
+    except ValueError as exc:  # no [MASK] yet, or two: say so instead of failing
+        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+
+
+def compare_view(
+    mlm: Any, clm: Any, tokenizer: Any, texts: Sequence[str], *, top_k: int = 5
+) -> Any:
+    """The explorer for a page without a kernel: a sentence menu and a top-k slider (1-10)."""
+    from mlmcourse.viz.static import View
+
+    return View(
+        lambda text, top_k: compare_state(mlm, clm, tokenizer, text, top_k),
+        text_and_top_k(texts, top_k, owner="compare_view"),
+        title="MLM and CLM, side by side",
+    )
+
+
 def compare_explorer(
     mlm: Any,
     clm: Any,
     tokenizer: Any,
     text: str = "[MASK] is the capital of Peifi .",
     top_k: int = 5,
+    *,
+    examples: Sequence[str] = (),
 ):
-    """Type a sentence with one ``[MASK]``; see the MLM's and the CLM's guesses side by side."""
+    """Type a sentence with one ``[MASK]``; see the MLM's and the CLM's guesses side by side.
+
+    Displayed in the book, it is :func:`compare_view` of ``text`` and ``examples`` instead."""
     import ipywidgets as widgets
+
+    from mlmcourse.viz.static import Explorer
 
     box = widgets.Text(value=text, description="text", layout=widgets.Layout(width="640px"))
     k = widgets.IntSlider(value=top_k, min=1, max=10, description="top k")
     out = widgets.HTML()
 
     def redraw(*_: Any) -> None:
-        try:
-            out.value = compare_html(*compare_predictions(mlm, clm, tokenizer, box.value, k.value))
-        except ValueError as exc:  # no [MASK] yet, or two: say so instead of failing
-            out.value = f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        out.value = compare_state(mlm, clm, tokenizer, box.value, k.value)
 
     box.observe(redraw, names="value")
     k.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([box, k, out])
+    static = compare_view(mlm, clm, tokenizer, [text, *examples], top_k=top_k)
+    return Explorer([box, k, out], static)

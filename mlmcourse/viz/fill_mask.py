@@ -20,6 +20,9 @@ __all__ = [
     "fill_mask_html",
     "predictions_table_html",
     "fill_mask_explorer",
+    "fill_mask_state",
+    "fill_mask_view",
+    "text_and_top_k",
 ]
 
 MASK_COLOR = PALETTE[1]
@@ -128,27 +131,63 @@ def predictions_table_html(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<div><div style="font-size:12px"><b>{caption}</b></div>{legend}{"".join(parts)}</div>'
 
 
+def fill_mask_state(model: Any, tokenizer: Any, text: str, top_k: int) -> str:
+    """What the explorer shows for ``text``: :func:`fill_mask_html`, or why it cannot."""
+    from mlmcourse.mlm import fill_mask
+
+    try:
+        predictions = fill_mask(model, tokenizer, text, top_k=top_k)
+        return fill_mask_html(tokenizer.encode(text).tokens, predictions)
+    except ValueError as exc:  # e.g. no [MASK] yet: say so instead of failing
+        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+
+
+def text_and_top_k(texts: Sequence[str], top_k: int, *, owner: str) -> list[Any]:
+    """The controls of a view that predicts at a blank: a menu of texts, a top-k slider (1-10)."""
+    from mlmcourse.viz.static import Control
+
+    if not texts:
+        raise ValueError(f"{owner} needs at least one text")
+    return [
+        Control.of("text", "text", list(texts)),
+        Control.of("top_k", "top k", list(range(1, 11)), kind="slider", initial=top_k),
+    ]
+
+
+def fill_mask_view(model: Any, tokenizer: Any, texts: Sequence[str], *, top_k: int = 5) -> Any:
+    """The explorer for a page without a kernel: a sentence menu and a top-k slider (1-10)."""
+    from mlmcourse.viz.static import View
+
+    return View(
+        lambda text, top_k: fill_mask_state(model, tokenizer, text, top_k),
+        text_and_top_k(texts, top_k, owner="fill_mask_view"),
+        title="The fill-mask explorer",
+    )
+
+
 def fill_mask_explorer(
-    model: Any, tokenizer: Any, text: str = "The capital of [MASK] is [MASK] .", top_k: int = 5
+    model: Any,
+    tokenizer: Any,
+    text: str = "The capital of [MASK] is [MASK] .",
+    top_k: int = 5,
+    *,
+    examples: Sequence[str] = (),
 ):
-    """A text box (one or more ``[MASK]``) and a top-k slider, redrawing :func:`fill_mask_html`."""
+    """A text box (one or more ``[MASK]``) and a top-k slider, redrawing :func:`fill_mask_html`.
+
+    Displayed in the book, it is :func:`fill_mask_view` of ``text`` and ``examples`` instead."""
     import ipywidgets as widgets
 
-    from mlmcourse.mlm import fill_mask
+    from mlmcourse.viz.static import Explorer
 
     box = widgets.Text(value=text, description="text", layout=widgets.Layout(width="640px"))
     k = widgets.IntSlider(value=top_k, min=1, max=10, description="top k")
     out = widgets.HTML()
 
     def redraw(*_: Any) -> None:
-        try:
-            predictions = fill_mask(model, tokenizer, box.value, top_k=k.value)
-            tokens = tokenizer.encode(box.value).tokens
-            out.value = fill_mask_html(tokens, predictions)
-        except ValueError as exc:  # e.g. no [MASK] yet: say so instead of failing
-            out.value = f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        out.value = fill_mask_state(model, tokenizer, box.value, k.value)
 
     box.observe(redraw, names="value")
     k.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([box, k, out])
+    return Explorer([box, k, out], fill_mask_view(model, tokenizer, [text, *examples], top_k=top_k))

@@ -22,6 +22,7 @@ __all__ = [
     "classify_outcomes",
     "masking_explorer",
     "masking_html",
+    "masking_view",
     "plot_distinct_masks",
     "render_masking",
 ]
@@ -188,6 +189,64 @@ def masking_html(
     )
 
 
+# The static book's masking view: every rate, both strategies, three replacement splits and
+# four draws per sentence (288 states of one sentence, a few tens of kB).
+STATIC_RATES = [round(0.05 * k, 2) for k in range(1, 13)]
+STATIC_SPLITS = {
+    "80% [MASK], 10% random, 10% kept (BERT)": (0.8, 0.1),
+    "100% [MASK]": (1.0, 0.0),
+    "50% [MASK], 50% random": (0.5, 0.5),
+}
+STATIC_DRAWS = 4
+
+
+def masking_view(
+    tokenizer: Any,
+    sentences: Sequence[str],
+    *,
+    mlm_probability: float = 0.3,
+    whole_word: bool = False,
+    seed: int = 0,
+) -> Any:
+    """The masking explorer for a page without a kernel: a :class:`~mlmcourse.viz.static.View`
+    over :func:`masking_html` with a sentence menu, a rate slider, the whole-word switch, the
+    replacement split and a "resample" button stepping through a few draws."""
+    from mlmcourse.viz.static import Control, View
+
+    if not sentences:
+        raise ValueError("masking_view needs at least one sentence")
+    rates = sorted({*STATIC_RATES, round(float(mlm_probability), 2)})
+
+    def render(sentence: str, rate: float, whole: bool, split: tuple, draw: int) -> str:
+        return masking_html(
+            tokenizer,
+            sentence,
+            mlm_probability=rate,
+            mask_replace_prob=split[0],
+            random_replace_prob=split[1],
+            whole_word=whole,
+            seed=seed + draw,
+        )
+
+    controls = [
+        Control.of("sentence", "sentence", list(sentences)),
+        Control.of(
+            "rate", "mlm_probability", rates, kind="slider", initial=round(mlm_probability, 2)
+        ),
+        Control(
+            "whole", "whole-word masking", [("off", False), ("on", True)], "toggle", int(whole_word)
+        ),
+        Control("split", "replacement", list(STATIC_SPLITS.items())),
+        Control(
+            "draw",
+            "resample",
+            [(f"draw {d + 1} of {STATIC_DRAWS}", d) for d in range(STATIC_DRAWS)],
+            "cycle",
+        ),
+    ]
+    return View(render, controls, title="The masking explorer")
+
+
 def masking_explorer(
     tokenizer: Any,
     text: str,
@@ -195,10 +254,15 @@ def masking_explorer(
     mlm_probability: float = 0.3,
     whole_word: bool = False,
     seed: int = 0,
+    examples: Sequence[str] = (),
 ):
     """A text box, rate sliders, a whole-word toggle and a resample button over
-    :func:`masking_html`. Each press of "resample" draws a new mask, as a new epoch would."""
+    :func:`masking_html`. Each press of "resample" draws a new mask, as a new epoch would.
+
+    Displayed in the book, it is :func:`masking_view` of ``text`` and ``examples`` instead."""
     import ipywidgets as widgets
+
+    from mlmcourse.viz.static import Explorer
 
     box = widgets.Text(value=text, description="sentence", layout=widgets.Layout(width="640px"))
     style = {"description_width": "150px"}
@@ -240,8 +304,16 @@ def masking_explorer(
         control.observe(redraw, names="value")
     resample.on_click(new_draw)
     redraw()
-    return widgets.VBox(
-        [box, widgets.HBox([rate, words]), widgets.HBox([as_mask, as_random]), resample, out]
+    static = masking_view(
+        tokenizer,
+        [text, *examples],
+        mlm_probability=mlm_probability,
+        whole_word=whole_word,
+        seed=seed,
+    )
+    return Explorer(
+        [box, widgets.HBox([rate, words]), widgets.HBox([as_mask, as_random]), resample, out],
+        static,
     )
 
 

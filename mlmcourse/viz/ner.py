@@ -19,6 +19,8 @@ __all__ = [
     "entities_html",
     "entity_colors",
     "ner_explorer",
+    "ner_state",
+    "ner_view",
     "plot_confusion_matrix",
     "plot_learning_curve",
 ]
@@ -109,24 +111,59 @@ def entities_html(
     return f"<div>{summary}{body}{legend}</div>"
 
 
+def ner_state(model: Any, tokenizer: Any, text: str, constrained: bool) -> str:
+    """What the NER explorer shows for ``text``: :func:`entities_html`, or why it cannot."""
+    from mlmcourse.ner import predict_entities
+
+    id2label = getattr(model, "id2label", None) or {}
+    types = _types_of_labels(id2label[i] for i in sorted(id2label))  # colours fixed per type
+    try:
+        entities = predict_entities(model, tokenizer, text, constrained=constrained)
+        return entities_html(text, entities, types=types)
+    except ValueError as exc:  # e.g. a text longer than the model takes: say so
+        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+
+
+def ner_view(model: Any, tokenizer: Any, texts: Sequence[str], *, constrained: bool = True) -> Any:
+    """The NER explorer for a page without a kernel: a sentence menu and the decoding switch."""
+    from mlmcourse.viz.static import Control, View
+
+    if not texts:
+        raise ValueError("ner_view needs at least one text")
+    controls = [
+        Control.of("text", "text", list(texts)),
+        Control(
+            "constrained",
+            "BIO-constrained decoding",
+            [("off", False), ("on", True)],
+            "toggle",
+            int(constrained),
+        ),
+    ]
+    return View(
+        lambda text, constrained: ner_state(model, tokenizer, text, constrained),
+        controls,
+        title="The NER explorer",
+    )
+
+
 def ner_explorer(
     model: Any,
     tokenizer: Any,
     initial_text: str = "Barack Obama visited New York with the people of Google .",
     *,
     constrained: bool = True,
+    examples: Sequence[str] = (),
 ):
     """A text box and a decoding switch, redrawing the entities of the text as you edit it.
 
-    The first rendering happens before the widget is returned, so the static book shows the
-    entities of ``initial_text``.
+    The first rendering happens before the widget is returned. Displayed in the book, it is
+    :func:`ner_view` of ``initial_text`` and ``examples`` instead.
     """
     import ipywidgets as widgets
 
-    from mlmcourse.ner import predict_entities
+    from mlmcourse.viz.static import Explorer
 
-    id2label = getattr(model, "id2label", None) or {}
-    types = _types_of_labels(id2label[i] for i in sorted(id2label))  # colours fixed per type
     box = widgets.Textarea(
         value=initial_text,
         description="text",
@@ -137,16 +174,13 @@ def ner_explorer(
     out = widgets.HTML()
 
     def redraw(*_: Any) -> None:
-        try:
-            entities = predict_entities(model, tokenizer, box.value, constrained=switch.value)
-            out.value = entities_html(box.value, entities, types=types)
-        except ValueError as exc:  # e.g. a text longer than the model takes: say so
-            out.value = f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        out.value = ner_state(model, tokenizer, box.value, switch.value)
 
     box.observe(redraw, names="value")
     switch.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([box, switch, out])
+    static = ner_view(model, tokenizer, [initial_text, *examples], constrained=constrained)
+    return Explorer([box, switch, out], static)
 
 
 def confusion_matrix(

@@ -13,7 +13,7 @@ from typing import Any
 
 from mlmcourse.viz.ner import entities_html
 
-__all__ = ["answer_html", "qa_explorer"]
+__all__ = ["answer_html", "qa_explorer", "qa_state", "qa_view"]
 
 
 def answer_html(
@@ -52,15 +52,44 @@ def answer_html(
     )  # fmt: skip
 
 
+def qa_state(model: Any, tokenizer: Any, example: Any, question: str, top_k: int) -> str:
+    """What the QA explorer shows: the answer to ``question`` in ``example``'s passage, drawn by
+    :func:`answer_html` (with the reference answers when the question is the example's own)."""
+    from mlmcourse.qa import answer
+
+    try:
+        found = answer(model, tokenizer, question, example.context, top_k=top_k)
+        gold = example.answers if question == example.question else ()
+        return answer_html(question, example.context, found, gold=gold)
+    except ValueError as exc:  # an empty question, one too long for the model: say so
+        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+
+
+def qa_view(model: Any, tokenizer: Any, examples: Sequence[Any], *, top_k: int = 3) -> Any:
+    """The QA explorer for a page without a kernel: a menu of the examples' own questions."""
+    from mlmcourse.viz.static import Control, View
+
+    if not examples:
+        raise ValueError("qa_view needs at least one example")
+    menu = Control(
+        "example", "passage", [(f"{i}: {e.question}", e) for i, e in enumerate(examples)]
+    )
+    return View(
+        lambda example: qa_state(model, tokenizer, example, example.question, top_k),
+        [menu],
+        title="The question-answering explorer",
+    )
+
+
 def qa_explorer(model: Any, tokenizer: Any, examples: Sequence[Any], *, top_k: int = 3):
     """A menu of passages (``QAExample`` objects) and an editable question, redrawing the answer.
 
-    The first rendering happens before the widget is returned, so the static book shows the
-    first example's answer.
+    The first rendering happens before the widget is returned. Displayed in the book, it is
+    :func:`qa_view` of the same examples instead.
     """
     import ipywidgets as widgets
 
-    from mlmcourse.qa import answer
+    from mlmcourse.viz.static import Explorer
 
     if not examples:
         raise ValueError("qa_explorer needs at least one example")
@@ -78,13 +107,7 @@ def qa_explorer(model: Any, tokenizer: Any, examples: Sequence[Any], *, top_k: i
     out = widgets.HTML()
 
     def redraw(*_: Any) -> None:
-        example = examples[menu.value]
-        try:
-            found = answer(model, tokenizer, box.value, example.context, top_k=top_k)
-            gold = example.answers if box.value == example.question else ()
-            out.value = answer_html(box.value, example.context, found, gold=gold)
-        except ValueError as exc:  # an empty question, one too long for the model: say so
-            out.value = f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        out.value = qa_state(model, tokenizer, examples[menu.value], box.value, top_k)
 
     def pick(*_: Any) -> None:
         if box.value == examples[menu.value].question:
@@ -95,4 +118,4 @@ def qa_explorer(model: Any, tokenizer: Any, examples: Sequence[Any], *, top_k: i
     menu.observe(pick, names="value")
     box.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([menu, box, out])
+    return Explorer([menu, box, out], qa_view(model, tokenizer, examples, top_k=top_k))

@@ -22,6 +22,7 @@ __all__ = [
     "compare_tokenizers_html",
     "encoding_chips",
     "tokenizer_explorer",
+    "tokenizer_view",
     "words_html",
 ]
 
@@ -124,16 +125,34 @@ def compare_tokenizers_html(text: str, tokenizers: Mapping[str, Any]) -> str:
     return f"<div>{''.join(rows)}{legend}</div>"
 
 
+def tokenizer_view(tokenizers: Mapping[str, Any], texts: Sequence[str]) -> Any:
+    """The explorer for a page without a kernel: a menu of texts, each drawn by
+    :func:`compare_tokenizers_html`."""
+    from mlmcourse.viz.static import Control, View
+
+    if not texts:
+        raise ValueError("tokenizer_view needs at least one text")
+    return View(
+        lambda text: compare_tokenizers_html(text, tokenizers),
+        [Control.of("text", "text", list(texts))],
+        title="The tokenizer explorer",
+    )
+
+
 def tokenizer_explorer(
     tokenizers: Mapping[str, Any],
     initial_text: str = "Marie Skłodowska-Curie discovered polonium in Paris.",
+    *,
+    examples: Sequence[str] = (),
 ):
     """A text box; every edit redraws each tokenizer's tokens side by side.
 
-    The first drawing happens before the widget is returned, so the static book shows how the
-    tokenizers split ``initial_text``.
+    The first drawing happens before the widget is returned. Displayed in the book, it is
+    :func:`tokenizer_view` of ``initial_text`` and ``examples`` instead.
     """
     import ipywidgets as widgets
+
+    from mlmcourse.viz.static import Explorer
 
     box = widgets.Text(
         value=initial_text,
@@ -148,7 +167,7 @@ def tokenizer_explorer(
 
     box.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([box, out])
+    return Explorer([box, out], tokenizer_view(tokenizers, [initial_text, *examples]))
 
 
 def _percent(value: float) -> str:
