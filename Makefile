@@ -1,24 +1,33 @@
 # Two commands do everything on a fresh machine with Python 3.10+:
-#   make test   lint, unit tests, then every chapter as a learner gets it: the built wheel in a
-#               fresh environment, the student and instructor notebooks run in an empty folder;
-#               then the book is built and opened in headless Chromium (make browser)
-#   make book   build the whole book (executing every chapter) into _build/html
+#   make test   lint; the unit tests (fast, then slow); every chapter once, as a learner gets it
+#               (the built wheel, a fresh environment, an empty folder); the book, rendered from
+#               those executed chapters (it executes none); the book in headless Chromium
+#   make book   build the book into _build/html, executing only the chapters whose cached
+#               outputs are stale (none right after `make chapters` or `make test`)
+# For a chapter's author: `make chapter NAME=masking` executes one chapter the way `make test`
+# does (and refreshes its outputs for the book); `make unit` runs the fast tests in minutes.
 # The browser tests need Debian's chromium and chromium-driver (.ci/run installs them).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 WIDGETS_JS := _widgets_js
+DIST := dist
 # Real data sets for the loaders' tests and the chapters' real-data cells: a local copy laid out
 # like the download cache (wnut17/, wikitext-2/). CI has one beside the clone; users may set it.
 SHARED_DATA := $(abspath ../shared/data)
 export MLMCOURSE_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+# The wheel, built once (make dist): the chapters run from it and the packaging tests read it.
+export MLMCOURSE_DIST := $(abspath $(DIST))
+PACKAGE_SOURCES := pyproject.toml README.md $(shell find mlmcourse -type f -not -name '*.pyc' -not -path '*/__pycache__/*')
+PYTEST := $(PY) -m pytest -p no:cacheprovider
 
-.PHONY: test book browser venv lint unit learner notebooks classroom benchmarks clean
+.PHONY: test book browser venv lint unit slow dist chapters chapter book-current book-from-chapters learner \
+	notebooks classroom benchmarks clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
 	touch $@
 
 venv: $(VENV)/.installed
@@ -27,31 +36,70 @@ lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-test: venv lint unit learner browser
+# The stages, each printing its time. After the fast tests, the slow tests and the chapters
+# (then the book and the browser) run side by side: each alone leaves a core idle while pip
+# installs the learner's environment, while Sphinx builds and at the end of its run, and the
+# other fills it. Every process runs on one thread, so four share the two cores without waste.
+test: venv
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint unit && \
+	$(MAKE) --no-print-directory -j2 --output-sync=target slow book-from-chapters; \
+	status=$$?; echo "== make test: $$(( $$(date +%s) - start )) s (exit status $$status)"; \
+	exit $$status
 
-# Two workers: most tests run on one thread, and the slowest (the world retrain, the crash
-# test, the experiment scripts' smoke runs) then overlap. Each test is handed to the next free
-# worker (worksteal), so a long file does not hold one worker while the other idles.
+# `$(call timed,NAME,COMMAND)`: run COMMAND and print how long it took.
+timed = t=$$(date +%s); $(2); s=$$?; echo "== make $(1): $$(( $$(date +%s) - t )) s"; exit $$s
+
+# Two workers; each test goes to the next free one (worksteal), the longest first. `unit` is
+# the fast tests, `slow` the ones that train, spawn processes, build or grade notebooks.
 unit: venv
-	$(PY) -m pytest -p no:cacheprovider -n 2 --dist worksteal -m "not book" tests
+	@$(call timed,unit,$(PYTEST) -n 2 --dist worksteal -m "not slow and not book" tests)
 
-# The notebooks learners open, executed from the built wheel (scripts/test_notebooks.py).
-learner: venv
-	$(PY) scripts/test_notebooks.py --parallel
+slow: venv dist
+	@$(call timed,slow,$(PYTEST) -n 2 --dist worksteal -m "slow and not book" tests)
+
+# The chapters once, then the book from their outputs (it executes none), then the browser.
+book-from-chapters: chapters
+	@$(MAKE) --no-print-directory book-current browser
+
+$(DIST)/.built: $(VENV)/.installed $(PACKAGE_SOURCES)
+	rm -rf $(DIST)
+	$(PY) -m build --no-isolation --outdir $(DIST) . > /dev/null
+	touch $@
+
+dist: $(DIST)/.built
+
+# Every chapter once, from the built wheel (scripts/test_notebooks.py); its outputs are cached
+# for the book. `learner` is the old name.
+chapters: venv dist
+	@$(call timed,chapters,$(PY) scripts/test_notebooks.py --wheel $(DIST)/mlmcourse-*.whl)
+
+learner: chapters
+
+chapter: venv dist
+	@test -n "$(NAME)" || { echo "usage: make chapter NAME=masking"; exit 2; }
+	$(PY) scripts/test_notebooks.py --wheel $(DIST)/mlmcourse-*.whl --only $(NAME)
 
 # The static book loads MathJax from here instead of a CDN
 # (fetched from the npm registry, sha256-checked; no npm needed).
 $(WIDGETS_JS)/.fetched: scripts/fetch_book_js.py
 	$(PY) scripts/fetch_book_js.py $(WIDGETS_JS) && touch $@
 
-# Every reference solution must pass while the book is built.
+# Every chapter's cached outputs are current: the book build that follows executes none.
+book-current: venv
+	$(PY) scripts/book_cache.py check
+
+# Stale chapters (none after `make chapters`) are executed by the build, and every reference
+# solution must pass while they are.
 book: venv $(WIDGETS_JS)/.fetched
-	MLMCOURSE_STRICT_EXERCISES=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(PY) scripts/book_cache.py prune
+	@$(call timed,book,MLMCOURSE_STRICT_EXERCISES=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going)
+	$(PY) scripts/book_cache.py stamp
 
 # Every chapter page in headless Chromium, no kernel, no network: no console errors, alt text,
 # each interactive view answers its controls; screenshots in _build/screenshots/.
 browser: book
-	MLMCOURSE_REQUIRE_BROWSER=1 $(PY) -m pytest -p no:cacheprovider -m book -v tests/test_browser.py
+	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/test_browser.py)
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv
@@ -65,4 +113,4 @@ benchmarks: venv
 	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf _build $(WIDGETS_JS) dist
+	rm -rf _build $(WIDGETS_JS) $(DIST)

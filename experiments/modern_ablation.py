@@ -81,7 +81,9 @@ def overrides(corpus: str, variant: str, seed: int, steps: int, dataset: str) ->
     return keys
 
 
-def seconds_per_step(corpus: str, variant: str, dataset: str) -> float:
+def seconds_per_step(
+    corpus: str, variant: str, dataset: str, calibration: tuple[int, int] = CALIBRATION_STEPS
+) -> float:
     """Seconds of one training step of this variant (seed 0), on a machine with nothing else
     running: the difference of two timing runs, so that setting up (data, tokenizer, model)
     cancels out."""
@@ -92,7 +94,7 @@ def seconds_per_step(corpus: str, variant: str, dataset: str) -> float:
         pretrain(config, progress=False, log=None)
         return time.perf_counter() - tic
 
-    short, long = CALIBRATION_STEPS
+    short, long = calibration
     return (seconds(long) - seconds(short)) / (long - short)
 
 
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="runs at once")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--limit", type=int, default=None, help="first N WikiText-2 paragraphs")
+    parser.add_argument("--calibration-steps", type=int, nargs=2, default=CALIBRATION_STEPS,
+                        metavar=("SHORT", "LONG"), help="the two timing runs' steps")  # fmt: skip
     parser.add_argument("--json", type=Path, required=True, help="where to write the results")
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -133,14 +137,17 @@ def main(argv: list[str] | None = None) -> None:
     # One budget in steps per (corpus, variant), the same for its seeds, timed here one
     # variant after another (so no run shares the machine with another while it is timed).
     torch.set_num_threads(args.threads)
+    calibration = tuple(args.calibration_steps)
+    if not 0 < calibration[0] < calibration[1]:
+        parser.error(f"--calibration-steps needs 0 < SHORT < LONG, got {calibration}")
     for corpus in CORPORA:  # a throwaway first timing: a fresh process's first runs are slower
-        seconds_per_step(corpus, "bert", str(dataset))
+        seconds_per_step(corpus, "bert", str(dataset), calibration)
     per_step = {
-        (c, v): seconds_per_step(c, v, str(dataset)) for c in CORPORA for v in args.variants
+        (c, v): seconds_per_step(c, v, str(dataset), calibration)
+        for c in CORPORA
+        for v in args.variants
     }
-    steps = {
-        (c, v): max(CALIBRATION_STEPS[0], int(budgets[c] / s)) for (c, v), s in per_step.items()
-    }
+    steps = {(c, v): max(calibration[0], int(budgets[c] / s)) for (c, v), s in per_step.items()}
     print(json.dumps({f"{c}/{v}": n for (c, v), n in steps.items()}), flush=True)
     spawn = get_context("spawn")
     with ProcessPoolExecutor(
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
         f"all together; {args.world_seconds:g} s a run on the world (scored on its test split), "
         f"{args.wikitext_seconds:g} s on WikiText-2 (validation pieces; scored on the test "
         f"split); each variant's steps fitted to the budget by two timing runs alone on the "
-        f"machine ({CALIBRATION_STEPS[0]} and {CALIBRATION_STEPS[1]} steps), the same for its "
+        f"machine ({calibration[0]} and {calibration[1]} steps), the same for its "
         f"seeds; "
         f"{args.threads} torch thread(s) per run, {args.workers} run(s) at once",
         "variants": VARIANTS,

@@ -19,6 +19,14 @@ import torch
 from tests import tiny
 from tests.tiny import tiny_encoder_config
 
+# Under pytest-xdist every worker is a process of its own: with torch's default of one thread
+# per core, two workers (and the processes their tests start) ask for twice the cores there
+# are, and OpenMP threads waiting on each other made the suite several times slower (the world
+# retrain took 481 s instead of about 150). One thread per worker, and per child process.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 try:
     from hypothesis import HealthCheck, settings
 except ImportError:  # the property tests skip themselves without hypothesis
@@ -75,3 +83,41 @@ def tiny_checkpoint(tmp_path_factory, world_tokenizer):
     model = BertForMaskedLM(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size))
     path = tmp_path_factory.mktemp("tiny_checkpoint") / "run"
     return save_checkpoint(path, model, tokenizer=world_tokenizer, step=3)
+
+
+@pytest.fixture(scope="session")
+def distributions(tmp_path_factory) -> list:
+    """The sdist and the wheel: ``make``'s (``$MLMCOURSE_DIST``, built once for the chapters and
+    these tests, current by make's rule) or, without it, built here."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    given = os.environ.get("MLMCOURSE_DIST")
+    out = Path(given) if given else None
+    if out is None or not (out / ".built").exists():
+        out = tmp_path_factory.mktemp("dist")
+        root = Path(__file__).resolve().parent.parent
+        subprocess.run(
+            [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(root)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return sorted(p for p in out.iterdir() if p.name.endswith((".whl", ".tar.gz")))
+
+
+@pytest.fixture(scope="session")
+def wheel(distributions):
+    """The built wheel (see ``distributions``)."""
+    (path,) = [p for p in distributions if p.suffix == ".whl"]
+    return path
+
+
+def pytest_collection_modifyitems(items):
+    """The longest tests first (``@pytest.mark.slow(seconds=N)`` says how long one takes), so
+    that two workers do not end with one of them alone on a long test."""
+
+    def seconds(item) -> float:
+        marker = item.get_closest_marker("slow")
+        return float(marker.kwargs.get("seconds", 1)) if marker else 0.0
+
+    items.sort(key=lambda item: -seconds(item))  # stable: the rest keep their order

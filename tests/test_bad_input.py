@@ -193,6 +193,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # runs the command line in a process
 def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("max_steps: 10\nlearning_rate 1e-3\nbatch_size: 8\n")
@@ -228,6 +229,7 @@ def test_model_keys_are_checked_before_any_data_loads(tmp_path):
         load_config({"hidden_size": 16, "num_attention_heads": 3})
 
 
+@pytest.mark.slow  # runs the command line in a process
 def test_a_config_error_found_after_the_data_loads_is_one_line_exit_2(tmp_path):
     # A causal checkpoint cannot continue as an MLM: known only once the checkpoint is read.
     done = _cli(
@@ -241,6 +243,7 @@ def test_a_config_error_found_after_the_data_loads_is_one_line_exit_2(tmp_path):
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.slow  # runs the command line in a process
 def test_a_missing_resume_directory_fails_before_loading_data(tmp_path):
     done = _cli(
         "--config", "world", "--set", f"resume_from_checkpoint={tmp_path}/gone", cwd=tmp_path

@@ -93,6 +93,7 @@ def test_a_tiny_run_prints_progress_writes_a_checkpoint_and_resumes(tmp_path, ca
     assert [h["step"] for h in history] == [2, 4, 6, 8]
 
 
+@pytest.mark.slow
 def test_python_dash_m_entry_point():
     result = subprocess.run(
         [sys.executable, "-m", "mlmcourse", "pretrain", "--help"],

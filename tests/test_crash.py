@@ -34,6 +34,8 @@ from safetensors.torch import load_file
 from mlmcourse.checkpoint import load_checkpoint
 from mlmcourse.data import world_texts
 
+pytestmark = pytest.mark.slow  # kills and resumes real training processes
+
 ROOT = Path(__file__).resolve().parents[1]
 MAX_STEPS = 120
 
@@ -202,6 +204,7 @@ def _crashing_run(work: Path, out: Path, save: int, op: int, torn: bool, *extra:
     return done.stderr.rsplit("CRASH ", 1)[1].strip()
 
 
+@pytest.mark.slow(seconds=70)
 def test_sigkill_at_every_operation_of_a_save_never_loses_the_checkpoint(
     workdir, reference, tmp_path
 ):

@@ -37,6 +37,7 @@ def test_generator_reproduces_shipped_files_byte_for_byte(generated):
         )
 
 
+@pytest.mark.slow
 def test_generator_does_not_depend_on_hash_order(generated):
     # A fresh interpreter with another string-hash seed must write the same bytes.
     code = (

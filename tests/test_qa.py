@@ -411,6 +411,7 @@ def test_answer_explains_bad_input(tiny_reader, world_tokenizer):
 # --- fine-tuning --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fine_tuning_a_tiny_reader_lowers_its_loss(tiny_reader, world_tokenizer):
     examples = world_questions("train", 96, seed=1, distractors=1)
     before = evaluate_qa(tiny_reader, world_tokenizer, examples[:32])
