@@ -17,17 +17,24 @@ the cell's score, and a student notebook whose exercises are still the stubs nbg
 scores 0 instead of stopping the notebook with an error. Where the reference solutions must
 pass (the book build, CI's run of the instructor notebooks), ``MLMCOURSE_STRICT_EXERCISES=1``
 turns a score below full marks into an error.
+
+A graded cell reloads this module before it grades (``importlib.reload``), so a submission that
+replaced ``grade``, ``check`` or ``values_equal`` is graded by the originals, and an answer
+counts only when it is of the expected kind: a number for a number, a string for a string,
+plain data for an experiment. An object that claims to equal anything is not an answer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import os
 import reprlib
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,10 +97,70 @@ class Satisfies:
 
     def holds(self, got: Any) -> tuple[bool, str]:
         """Whether the measured outcome has the property, and a note when it cannot be tested."""
-        try:
-            return bool(self.test(got)), ""
-        except Exception as exc:  # a result of the wrong shape: feedback, not a crash
-            return False, f" (could not test it: {type(exc).__name__}: {exc})"
+        return _holds(self.test, got)
+
+
+def _holds(test: Callable[[Any], bool], got: Any) -> tuple[bool, str]:
+    """``test`` on a plain copy of ``got``: an object that says yes to every comparison fails."""
+    try:
+        plain = _plain_data(got)
+    except TypeError as exc:
+        return False, f" (not a result: {exc})"
+    try:
+        return bool(test(plain)), ""
+    except Exception as exc:  # a result of the wrong shape: feedback, not a crash
+        return False, f" (could not test it: {type(exc).__name__}: {exc})"
+
+
+def _is_property(expected: Any) -> bool:
+    """A :class:`Satisfies`, also one made before this module was reloaded (a graded cell
+    reloads it, and the cases defined earlier keep the class they were made with)."""
+    kind = type(expected)
+    return isinstance(expected, Satisfies) or (
+        kind.__name__ == "Satisfies" and kind.__module__ == __name__ and callable(expected.test)
+    )
+
+
+def _plain_data(value: Any) -> Any:
+    """``value`` rebuilt from plain Python values (numbers, strings, lists, tuples, dicts, sets,
+    None), torch tensors and numpy arrays; a ``TypeError`` for anything else.
+
+    What an experiment returns is tested on this copy, so a result is what it holds, and an
+    object that overrides ``==`` or ``<`` to agree with every test is refused.
+    """
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if _is_plain_tensor(value) or _is_plain_array(value):
+        return value
+    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, Mapping):
+        return {_plain_data(k): _plain_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_plain_data(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, AbstractSet):
+        items = {_plain_data(v) for v in value}
+        return items if isinstance(value, set) else frozenset(items)
+    raise TypeError(f"a {type(value).__name__}, not plain data (numbers, strings, lists, dicts)")
+
+
+def _is_plain_tensor(value: Any) -> bool:
+    """A torch tensor, not a subclass that could redefine what comparing it means."""
+    torch = sys.modules.get("torch")
+    return torch is not None and type(value) in (torch.Tensor, torch.nn.Parameter)
+
+
+def _is_plain_array(value: Any) -> bool:
+    """A numpy array of numbers (not of objects, whose comparisons are theirs to decide)."""
+    np = sys.modules.get("numpy")
+    return np is not None and type(value) is np.ndarray and not value.dtype.hasobject
 
 
 def _short(value: Any) -> str:
@@ -113,13 +180,12 @@ def _short(value: Any) -> str:
 
 
 def values_equal(expected: Any, got: Any, *, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
-    """Compare answers the way a teacher would: floats and tensors approximately, containers deeply."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
-        torch = None
+    """Compare answers the way a teacher would: floats and tensors approximately, containers
+    deeply, and only answers of the expected kind (a tensor for a tensor, a number for a number,
+    a string for a string), so an object whose ``==`` says yes to anything is refused."""
+    torch = sys.modules.get("torch")
     if torch is not None and (isinstance(expected, torch.Tensor) or isinstance(got, torch.Tensor)):
-        if not (isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor)):
+        if not (_is_plain_tensor(expected) and _is_plain_tensor(got)):
             return False
         if expected.shape != got.shape:
             return False
@@ -134,7 +200,7 @@ def values_equal(expected: Any, got: Any, *, rtol: float = 1e-5, atol: float = 1
         import numpy as np
 
         e, g = np.asarray(expected), np.asarray(got)
-        if e.shape != g.shape:
+        if e.shape != g.shape or e.dtype.hasobject or g.dtype.hasobject:
             return False
         if np.issubdtype(e.dtype, np.floating) or np.issubdtype(g.dtype, np.floating):
             return bool(np.allclose(g, e, rtol=rtol, atol=atol))
@@ -155,7 +221,36 @@ def values_equal(expected: Any, got: Any, *, rtol: float = 1e-5, atol: float = 1
         return all(
             values_equal(e, g, rtol=rtol, atol=atol) for e, g in zip(expected, got, strict=True)
         )
-    return expected == got
+    return _same_value(expected, got)
+
+
+def _same_value(expected: Any, got: Any) -> bool:
+    """``expected == got`` decided by the expected value's kind, never by ``got``'s ``__eq__``."""
+    if expected is None:
+        return got is None
+    if isinstance(expected, str):
+        return isinstance(got, str) and str.__eq__(expected, got) is True
+    if isinstance(expected, numbers.Number):
+        if not isinstance(got, numbers.Number) or type(got).__name__ == "bool_":
+            return False
+        return _plain_number(expected) == _plain_number(got)
+    if isinstance(expected, AbstractSet):
+        if not isinstance(got, AbstractSet):
+            return False
+        try:
+            return _plain_data(set(expected)) == _plain_data(set(got))
+        except TypeError:  # an element that is not plain data
+            return False
+    return type(got) is type(expected) and bool(expected == got)
+
+
+def _plain_number(value: numbers.Number) -> int | float | complex:
+    """A number as the builtin it converts to: its own ``==`` plays no part."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return complex(value)
 
 
 def _call_quietly(fn: Callable[..., Any], case: Case) -> Any:
@@ -173,9 +268,17 @@ def _call_quietly(fn: Callable[..., Any], case: Case) -> Any:
                 print(f"  (warning from {case.describe_input()}: {warning.message})")
 
 
-def _run_case(fn: Callable[..., Any], case: Case) -> tuple[bool, str]:
-    """Run one case; return (passed, what the function produced, in words)."""
+def _run_case(
+    fn: Callable[..., Any], case: Case, equal=values_equal, holds=_holds
+) -> tuple[bool, str]:
+    """Run one case; return (passed, what the function produced, in words).
+
+    What decides the outcome is bound before the learner's function runs (the comparisons as
+    default arguments, when this module loads): a function that replaces them while it runs
+    changes nothing here.
+    """
     expects_error = isinstance(case.expected, type) and issubclass(case.expected, BaseException)
+    is_property = _is_property(case.expected)
     try:
         got = _call_quietly(fn, case)
     except NotImplementedError as exc:  # the stub that nbgrader leaves in a student notebook
@@ -188,10 +291,10 @@ def _run_case(fn: Callable[..., Any], case: Case) -> tuple[bool, str]:
         return False, f"raised {type(exc).__name__}: {exc}"
     if expects_error:
         return False, f"returned {_short(got)} instead of raising"
-    if isinstance(case.expected, Satisfies):
-        holds, note = case.expected.holds(got)
-        return holds, _short(got) + note
-    return values_equal(case.expected, got), _short(got)
+    if is_property:
+        passed, note = holds(case.expected.test, got)
+        return passed, _short(got) + note
+    return equal(case.expected, got), _short(got)
 
 
 def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False) -> bool:
@@ -206,9 +309,10 @@ def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False)
     if not cases:
         raise ValueError("check() needs at least one Case")
     name = getattr(fn, "__name__", "your function")
+    run_case, report = _run_case, _print_failure  # bound now: the learner's code runs next
     for i, case in enumerate(cases, start=1):
         try:
-            passed, got = _run_case(fn, case)
+            passed, got = run_case(fn, case)
         except _NotSolvedYet:
             if not quiet:
                 print(
@@ -218,7 +322,7 @@ def check(fn: Callable[..., Any], cases: Sequence[Case], *, quiet: bool = False)
             return False
         if not passed:
             if not quiet:
-                _print_failure(name, i, case, got, len(cases))
+                report(name, i, case, got, len(cases))
             return False
     if not quiet:
         print(f"✓ {name}: all {len(cases)} cases passed.")
@@ -229,7 +333,7 @@ def _print_failure(name: str, i: int, case: Case, got: str, n_cases: int) -> Non
     label = f" ({case.name})" if case.name else ""
     if isinstance(case.expected, type) and issubclass(case.expected, BaseException):
         expected = f"raises {case.expected.__name__}"
-    elif isinstance(case.expected, Satisfies):
+    elif _is_property(case.expected):
         expected = case.expected.description
     else:
         expected = _short(case.expected)

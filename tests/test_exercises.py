@@ -157,3 +157,107 @@ def test_a_model_and_a_batch_are_described_in_one_line(capsys):
         "input:    <Linear>, {'input_ids': tensor(shape=(4, 30), dtype=torch.int64), 'labels': tensor([1., 1.])}"
         in out
     )
+
+
+class _AlwaysEqual:
+    """What a learner might return to pass any check: equal to, and ordered around, anything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__
+    __hash__ = object.__hash__
+
+    def __getitem__(self, key):
+        return self
+
+
+class _EqualInt(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class _EqualStr(str):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
+def test_an_object_that_equals_anything_is_not_an_answer():
+    anything = _AlwaysEqual()
+    for expected in (3, "an", None, 0.5, [1, 2], {"a": 1}, (("x", 0.6),), {1, 2}, torch.ones(2)):
+        assert not values_equal(expected, anything), expected
+    assert not values_equal(29, _EqualInt(3))
+    assert not values_equal("an", _EqualStr("a"))
+    assert not values_equal([1, "a"], [_EqualInt(2), _EqualStr("b")])
+    assert not values_equal({"a": 1}, {"a": anything})
+    assert values_equal(3, _EqualInt(3)) and values_equal("an", _EqualStr("an"))  # what they hold
+
+    class EqualTensor(torch.Tensor):
+        pass
+
+    assert not values_equal(torch.ones(2), torch.zeros(2).as_subclass(EqualTensor))
+
+
+def test_honest_answers_of_other_numeric_types_still_pass():
+    import numpy as np
+
+    assert values_equal(2, np.int64(2)) and values_equal(2, 2.0) and values_equal(2, np.float32(2))
+    assert values_equal(0.5, np.float64(0.5)) and values_equal(2.0, 2)
+    assert values_equal((1, 2), [1, 2]) and values_equal({1, 2}, frozenset({2, 1}))
+    assert values_equal(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    assert not values_equal(2, np.int64(3)) and not values_equal(1, np.True_)
+
+
+def test_an_experiment_that_says_yes_to_every_test_fails(capsys):
+    cases = [Case(expected=Satisfies("a rate below 0.5", lambda r: r["rate"] < 0.5))]
+    assert not check(lambda: _AlwaysEqual(), cases)
+    assert not check(lambda: {"rate": _AlwaysEqual()}, cases)
+    assert "not a result" in capsys.readouterr().out
+    import numpy as np
+
+    assert check(lambda: {"rate": np.float32(0.25)}, cases, quiet=True)  # numpy numbers are fine
+
+
+def test_cases_made_before_the_checker_is_reloaded_still_check():
+    """A graded cell reloads mlmcourse.exercises; the cases defined earlier keep their class."""
+    import importlib
+
+    import mlmcourse.exercises as exercises
+
+    cases = [
+        Case(args=(2, 3), expected=5),
+        Case(args=(1, 1), expected=Satisfies("positive", lambda got: got > 0)),
+    ]
+    saved = dict(vars(exercises))
+    try:
+        fresh = importlib.reload(exercises)
+        assert fresh.Satisfies is not Satisfies
+        assert fresh.grade(lambda a, b: a + b, cases, points=2) == 2.0
+        assert fresh.grade(lambda a, b: -1, cases[1:], points=2) == 0.0
+    finally:
+        vars(exercises).clear()
+        vars(exercises).update(saved)
+
+
+def test_replacing_the_comparison_while_the_function_runs_gains_nothing():
+    import mlmcourse.exercises as exercises
+
+    saved = dict(vars(exercises))
+
+    def add(a, b):
+        exercises.values_equal = lambda *args, **kwargs: True
+        exercises._holds = lambda *args, **kwargs: (True, "")
+        return 5  # the first case's answer, whatever the input
+
+    try:
+        assert not check(add, CASES, quiet=True)
+    finally:
+        vars(exercises).clear()
+        vars(exercises).update(saved)

@@ -1,17 +1,17 @@
 """The notebooks learners open: self-contained, solutions absent (students) or collapsed (Colab),
 graded the way nbgrader grades, and installing the right package.
 
-Executing them from the built wheel in a fresh environment is ``scripts/test_notebooks.py``,
-which ``make test`` runs after this suite.
+Executing the chapters from the built wheel in a fresh environment is
+``scripts/test_notebooks.py``, which ``make test`` runs after this suite; the classroom
+assignments (the student and instructor editions) are executed and autograded by nbgrader in
+``tests/test_assignments.py``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -198,6 +198,9 @@ def test_every_solution_is_graded_and_no_later_cell_uses_it(stem):
             assert cell.metadata["nbgrader"]["grade"] and cell.metadata["nbgrader"]["locked"]
             assert cell.metadata["nbgrader"]["points"] > 0
             continue
+        if mn.is_solution(cell) and cell.metadata["nbgrader"]["grade"]:  # graded by hand
+            assert cell.metadata["nbgrader"]["points"] > 0
+            graded.update(mn.solution_names(cell))
         if mn.is_solution(cell) or cell.cell_type != "code":
             continue
         for name, at in solved.items():
@@ -209,9 +212,14 @@ def test_every_solution_is_graded_and_no_later_cell_uses_it(stem):
 
 @pytest.mark.parametrize("stem", IDS)
 def test_colab_solutions_start_collapsed_and_keep_their_code(stem):
-    colab, instructor = editions(stem)["colab"], editions(stem)["instructor"]
-    for cell in _solution_cells(instructor):
-        shown = colab.cells[instructor.cells.index(cell)]
+    colab = editions(stem)["colab"]
+    chapter = mn.base_notebook(ROOT / "book" / f"{stem}.md", mn.read_release())
+    assert len(colab.cells) == len(chapter.cells)  # the whole chapter, cell for cell
+    solutions = _solution_cells(chapter)
+    if stem != "intro" or solutions:
+        assert solutions, f"{stem}: no solution found"
+    for cell in solutions:
+        shown = colab.cells[chapter.cells.index(cell)]
         assert shown.source.startswith("#@title Solution")
         assert 'display-mode: "form"' in shown.source.split("\n")[0]
         assert shown.metadata["jupyter"] == {"source_hidden": True}
@@ -227,63 +235,9 @@ def test_classroom_writes_both_editions_and_a_zip_of_each(tmp_path):
         assert names == sorted(f"{s}.ipynb" for s in IDS)
         archive = zipfile.ZipFile(tmp_path / f"mlmcourse-{version}-{edition}.zip")
         assert sorted(Path(n).name for n in archive.namelist()) == names
-
-
-# --- nbgrader itself ---------------------------------------------------------------------------
-
-
-def _nbgrader(course: Path, *args: str) -> None:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    env.pop("MLMCOURSE_STRICT_EXERCISES", None)
-    subprocess.run(
-        [str(Path(sys.executable).parent / "nbgrader"), *args, "--force"],
-        cwd=course, env=env, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-
-
-def test_nbgrader_generates_our_student_edition_and_autogrades_it(tmp_path):
-    """``nbgrader generate_assignment`` on the instructor edition gives our student edition,
-    and ``nbgrader autograde`` gives full marks to the solutions and none to the stubs."""
-    from nbgrader.api import Gradebook
-
-    stem = "masking"
-    course = tmp_path / "course"
-    (course / "source" / stem).mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\n"
-        "c.CourseDirectory.course_id = 'mlmcourse'\n"
-    )
-    ours = editions(stem)
-    (course / "source" / stem / f"{stem}.ipynb").write_text(mn.dumps(ours["instructor"]))
-    _nbgrader(course, "generate_assignment", stem)
-
-    released = json.loads((course / "release" / stem / f"{stem}.ipynb").read_text())
-    assert ["".join(c["source"]) for c in released["cells"]] == code_and_markdown(ours["student"])
-
-    solved = json.loads(json.dumps(released))
-    for cell, reference in zip(solved["cells"], ours["instructor"].cells, strict=True):
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
-            cell["source"] = reference.source  # the learner fills in every exercise
-    for student, nb in (("solved", solved), ("unsolved", released)):
-        folder = course / "submitted" / student / stem
-        folder.mkdir(parents=True)
-        (folder / f"{stem}.ipynb").write_text(json.dumps(nb))
-    _nbgrader(course, "autograde", stem)
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        full = gradebook.find_submission(stem, "solved")
-        empty = gradebook.find_submission(stem, "unsolved")
-        assert full.max_score == 5 and full.score == 5
-        assert empty.max_score == 5 and empty.score == 0
-    graded = json.loads((course / "autograded" / "unsolved" / stem / f"{stem}.ipynb").read_text())
-    outputs = [o for c in graded["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
-    assert not [o for o in outputs if o["output_type"] == "error"]  # unsolved runs through
-    assert any("not solved yet" in "".join(o.get("text", "")) for o in outputs)
-    shutil.rmtree(course)
-
-
-def code_and_markdown(nb) -> list[str]:
-    return [c.source for c in nb.cells]
+        for name in names:  # the assignments: each chapter's exercises, as editions() makes them
+            written = (tmp_path / edition / name).read_text(encoding="utf-8")
+            assert written == mn.dumps(editions(Path(name).stem)[edition])
 
 
 # --- What a plain `pip install mlmcourse` can run ----------------------------------------------
