@@ -56,7 +56,7 @@ unit: venv
 	@$(call timed,unit,$(PYTEST) -n 2 --dist worksteal -m "not slow and not book" tests)
 
 slow: venv dist
-	@$(call timed,slow,$(PYTEST) -n 2 --dist worksteal -m "slow and not book" tests)
+	@$(call timed,slow,$(PYTEST) -n 2 --dist worksteal -m "slow and not book" --durations=15 tests)
 
 # The chapters once, then the book from their outputs (it executes none), then the browser.
 book-from-chapters: chapters

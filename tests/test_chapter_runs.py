@@ -106,12 +106,12 @@ def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
     assert min(viterbi_gain["from scratch"]) > max(viterbi_gain["pretrained"]), viterbi_gain
 
 
-@pytest.mark.slow(seconds=80)
+@pytest.mark.slow(seconds=55)
 @needs_wnut17
 def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data):
     """book/ner.md, "Real data: WNUT-17": the world-pretrained encoder and a model of the same
-    size from scratch (WordPiece on the tweets), seeds 0, 1 and 2. The chapter runs seed 0 and
-    asserts the same claims for it."""
+    size from scratch (WordPiece on the tweets), seeds 1 and 2. The chapter runs seed 0 and
+    asserts the same claims for it, so every claim holds for seeds 0, 1 and 2 per `make test`."""
     from mlmcourse.data import load_wnut17
     from mlmcourse.data.real import WNUT17_LABELS
     from mlmcourse.metrics import f1_score
@@ -138,7 +138,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
     wnut_weights = class_weights_from_tags(wnut_train, wnut_labels)
     wnut_wordpiece = WordPieceTokenizer.train([s.text for s in wnut_train], vocab_size=4000)
     world_f1, scratch_f1 = [], []
-    for seed in SEEDS:
+    for seed in SEEDS[1:]:  # seed 0: the chapter's own run and asserts
         set_seed(seed)
         wnut_model = BertForTokenClassification.from_encoder(
             world.encoder, len(wnut_labels), id2label=wnut_labels, classifier_dropout=0.1,
