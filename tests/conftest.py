@@ -112,12 +112,42 @@ def wheel(distributions):
     return path
 
 
+def hinted_seconds(item) -> float | None:
+    """How long a test takes, when its ``@pytest.mark.slow(seconds=N)`` says so."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs["seconds"]) if marker and "seconds" in marker.kwargs else None
+
+
+def balanced_order(items: list, workers: int) -> list:
+    """The order in which ``workers`` xdist workers share the longest tests evenly.
+
+    pytest-xdist's worksteal scheduler first hands each worker a contiguous share of the
+    collection (the first ``n // workers`` tests to the first, and so on). Here each share
+    starts with its long tests, dealt longest first to the share with the least seconds so far
+    (two long tests on one worker would run one after the other while the other worker idles);
+    the other tests fill the shares in their collection order, so a file stays together.
+    """
+    hinted = sorted((i for i in items if hinted_seconds(i) is not None), key=hinted_seconds)[::-1]
+    rest = [i for i in items if hinted_seconds(i) is None]
+    if not hinted or workers < 2:
+        return hinted + rest
+    sizes, left = [], len(items)
+    for k in range(workers):  # as xdist splits: left // workers still to serve
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    shares, load = [[] for _ in sizes], [0.0] * workers
+    for item in hinted:
+        k = min((k for k in range(workers) if len(shares[k]) < sizes[k]), key=load.__getitem__)
+        shares[k].append(item)
+        load[k] += hinted_seconds(item)
+    rest_iter = iter(rest)
+    for k, share in enumerate(shares):
+        share.extend(next(rest_iter) for _ in range(sizes[k] - len(share)))
+    return [item for share in shares for item in share]
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected: these are the tests that run
 def pytest_collection_modifyitems(items):
-    """The longest tests first (``@pytest.mark.slow(seconds=N)`` says how long one takes), so
-    that two workers do not end with one of them alone on a long test."""
-
-    def seconds(item) -> float:
-        marker = item.get_closest_marker("slow")
-        return float(marker.kwargs.get("seconds", 1)) if marker else 0.0
-
-    items.sort(key=lambda item: -seconds(item))  # stable: the rest keep their order
+    """The long tests (``@pytest.mark.slow(seconds=N)``) first, shared evenly by the workers."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = balanced_order(items, workers)

@@ -408,7 +408,7 @@ def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summ
         assert abs(packed / padded - 1) < 0.1  # matched real tokens
 
 
-@pytest.mark.slow(seconds=100)
+@pytest.mark.slow(seconds=50)
 @needs_real
 def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
     results = _run_experiment(

@@ -1,0 +1,42 @@
+"""The suite's own scheduling: long tests shared evenly by pytest-xdist's two workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import balanced_order
+
+
+class FakeItem:
+    """What ``balanced_order`` reads of a test: its name and its ``slow`` marker."""
+
+    def __init__(self, name: str, seconds: float | None = None, slow: bool = False):
+        self.name = name
+        kwargs = {} if seconds is None else {"seconds": seconds}
+        self.marker = pytest.mark.slow(**kwargs).mark if (slow or seconds) else None
+
+    def get_closest_marker(self, name):
+        return self.marker if name == "slow" else None
+
+    def __repr__(self):
+        return self.name
+
+
+def test_the_long_tests_start_each_workers_share_and_are_spread_evenly():
+    items = [FakeItem(f"short{i}", slow=i % 2 == 0) for i in range(6)]
+    items += [FakeItem("a", 150), FakeItem("b", 140), FakeItem("c", 130), FakeItem("d", 20)]
+    order = balanced_order(items, workers=2)
+    first, second = order[:5], order[5:]  # xdist's worksteal: 10 // 2 to the first worker
+    assert [i.name for i in first[:2]] == ["a", "d"]  # 150 + 20 against 140 + 130
+    assert [i.name for i in second[:2]] == ["b", "c"]
+    # the rest keeps its collection order, so a file's tests stay together
+    rest = [i.name for i in order if i.name.startswith("short")]
+    assert rest == [f"short{i}" for i in range(6)]
+    assert sorted(i.name for i in order) == sorted(i.name for i in items)
+
+
+def test_one_worker_runs_the_long_tests_first_and_no_hint_keeps_the_order():
+    items = [FakeItem("x"), FakeItem("y", 5), FakeItem("z", 50)]
+    assert [i.name for i in balanced_order(items, workers=1)] == ["z", "y", "x"]
+    plain = [FakeItem("p"), FakeItem("q", slow=True)]
+    assert balanced_order(plain, workers=2) == plain
