@@ -21,7 +21,7 @@ export MLMCOURSE_DIST := $(abspath $(DIST))
 PACKAGE_SOURCES := pyproject.toml README.md $(shell find mlmcourse -type f -not -name '*.pyc' -not -path '*/__pycache__/*')
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
-.PHONY: test book browser venv lint unit slow dist chapters chapter book-current book-from-chapters learner \
+.PHONY: test book browser venv lint unit slow dist chapters chapter book-current book-from-chapters \
 	notebooks classroom benchmarks clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -70,11 +70,10 @@ $(DIST)/.built: $(VENV)/.installed $(PACKAGE_SOURCES)
 dist: $(DIST)/.built
 
 # Every chapter once, from the built wheel (scripts/test_notebooks.py); its outputs are cached
-# for the book. `learner` is the old name.
+# for the book.
 chapters: venv dist
 	@$(call timed,chapters,$(PY) scripts/test_notebooks.py --wheel $(DIST)/mlmcourse-*.whl)
 
-learner: chapters
 
 chapter: venv dist
 	@test -n "$(NAME)" || { echo "usage: make chapter NAME=masking"; exit 2; }

@@ -105,6 +105,11 @@ def _read_stamps(cache_dir: Path) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def _current(stamps: dict[str, dict], hashkey: str, package: str) -> bool:
+    """Whether the cached entry ``hashkey`` was executed with ``package``."""
+    return stamps.get(hashkey, {}).get("package") == package
+
+
 def _write_stamps(cache_dir: Path, stamps: dict[str, dict]) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / STAMPS
@@ -155,7 +160,7 @@ def stale(package: str, cache_dir: Path = CACHE, root: Path = ROOT) -> list[Path
         except KeyError:
             out.append(chapter)
             continue
-        if stamps.get(record.hashkey, {}).get("package") != package:
+        if not _current(stamps, record.hashkey, package):
             out.append(chapter)
     return out
 
@@ -166,14 +171,11 @@ def prune(package: str, cache_dir: Path = CACHE) -> int:
         return 0
     cache = _cache(cache_dir)
     stamps = _read_stamps(cache_dir)
-    removed = 0
-    for record in cache.list_cache_records():
-        if stamps.get(record.hashkey, {}).get("package") != package:
-            cache.remove_cache(record.pk)
-            stamps.pop(record.hashkey, None)
-            removed += 1
-    _write_stamps(cache_dir, {k: v for k, v in stamps.items() if v.get("package") == package})
-    return removed
+    old = [r for r in cache.list_cache_records() if not _current(stamps, r.hashkey, package)]
+    for record in old:
+        cache.remove_cache(record.pk)
+    _write_stamps(cache_dir, {k: v for k, v in stamps.items() if _current(stamps, k, package)})
+    return len(old)
 
 
 def stamp(package: str, cache_dir: Path = CACHE) -> int:
@@ -182,14 +184,12 @@ def stamp(package: str, cache_dir: Path = CACHE) -> int:
         return 0
     cache = _cache(cache_dir)
     stamps = _read_stamps(cache_dir)
-    added = 0
-    for record in cache.list_cache_records():
-        if record.hashkey not in stamps:
-            name = Path(record.uri).stem if record.uri else "?"
-            stamps[record.hashkey] = {"chapter": name, "package": package, "by": "book build"}
-            added += 1
+    new = [r for r in cache.list_cache_records() if r.hashkey not in stamps]
+    for record in new:
+        name = Path(record.uri).stem if record.uri else "?"
+        stamps[record.hashkey] = {"chapter": name, "package": package, "by": "book build"}
     _write_stamps(cache_dir, stamps)
-    return added
+    return len(new)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ The time of every chapter (and of its slowest cells) is printed and written to
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ import time
 import venv
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -154,15 +156,13 @@ def _errored(cell) -> bool:
 
 
 def _cell_seconds(cell) -> float | None:
-    """How long a cell ran, from nbclient's timestamps."""
-    from datetime import datetime
-
+    """How long a cell ran, from nbclient's timestamps (ISO 8601, "Z" for UTC)."""
     timing = cell.get("metadata", {}).get("execution", {})
     start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
     if not start or not end:
         return None
-    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return (parse(end) - parse(start)).total_seconds()
+    start, end = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (start, end))
+    return (end - start).total_seconds()
 
 
 # --- Running notebooks, two at a time ----------------------------------------------------------
@@ -234,8 +234,6 @@ def run_all(jobs: list[tuple[str, Path, object]], work: Path, env: dict, workers
 
 def plain_notebook(nb) -> nbformat.NotebookNode | None:
     """The install cell and the cells a plain install must run; None if it has none."""
-    import copy
-
     code = [c for c in nb.cells if c.cell_type == "code"]
     keep = plain_install_cells([c.source for c in code[1:]])
     if not keep:
