@@ -98,7 +98,7 @@ book: venv $(WIDGETS_JS)/.fetched
 # Every chapter page in headless Chromium, no kernel, no network: no console errors, alt text,
 # each interactive view answers its controls; screenshots in _build/screenshots/.
 browser: book
-	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/test_browser.py)
+	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_browser.py)
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv

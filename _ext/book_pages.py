@@ -3,7 +3,7 @@
 sphinx-thebe adds its inline configuration script (``const THEBE_JS_URL = ...``) each time
 Sphinx reads documents, and Sphinx keeps every body-only script, so a page could carry it
 twice and the browser reported "Identifier 'THEBE_JS_URL' has already been declared". The
-browser test (tests/test_browser.py) fails on any console error; this keeps one copy of each.
+browser test (tests/book/test_browser.py) fails on any console error; this keeps one copy of each.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The same pretraining run on 1 and on N processes (torchrun, DDP), same global batch.
 
     python benchmarks/ddp.py                 # 1 vs 2 CPU processes, world config, 60 steps, 3 times
-    python benchmarks/ddp.py --json mlmcourse/results/ddp_cpu.json   # what book/scaling.md shows
+    python benchmarks/ddp.py --json mlmcourse/course/results/ddp_cpu.json   # what book/scaling.md shows
     python benchmarks/ddp.py --nproc 4 --steps 200 --set device=cuda   # on a 4-GPU machine
 
 Each run is launched with ``torchrun`` on 127.0.0.1 (free port) and rank 0 reports the
@@ -38,8 +38,8 @@ def free_port() -> int:
 
 def worker(config: str, overrides: dict) -> None:
     """Runs inside torchrun: pretrain, then rank 0 prints one JSON line."""
-    from mlmcourse.distributed import barrier, destroy_distributed
     from mlmcourse.pretraining import load_config, pretrain
+    from mlmcourse.training.distributed import barrier, destroy_distributed
 
     run = pretrain(load_config(config, overrides), progress=False, log=None)
     train = run.result.history["train"]
@@ -166,7 +166,8 @@ def main() -> None:
     if args.worker:
         worker(args.config, json.loads(args.overrides))
         return
-    from mlmcourse.__main__ import _parse_overrides
+
+    from mlmcourse.cli.pretrain import parse_overrides
 
     repeats = []
     start = time.perf_counter()
@@ -176,7 +177,7 @@ def main() -> None:
             config=args.config,
             steps=args.steps,
             batch_size=args.batch_size,
-            overrides=_parse_overrides(args.sets),
+            overrides=parse_overrides(args.sets),
         )
         repeats.append(reports)
         print(f"repeat {repeat + 1} of {args.repeats}")

@@ -3,7 +3,7 @@
 Fine-tuning batches cannot be packed (each sentence is one example with its own labels), so
 they are padded to the longest row of the batch, as ``DataCollatorForTokenClassification``
 does; tweets are short and uneven, so much of each batch is padding. Ours computes on the real
-tokens only (``unpad=True``, :mod:`mlmcourse.unpadding`); ``transformers.BertForTokenClassification``
+tokens only (``unpad=True``, :mod:`mlmcourse.model.unpadding`); ``transformers.BertForTokenClassification``
 computes on every position. Both get the same weights and the same padded batches of
 ``--batch`` WNUT-17 training tweets (shuffled; a generated length distribution when the data
 is not reachable): a training step (forward, loss, backward, clipping, AdamW) and an inference
@@ -29,13 +29,13 @@ from train_mlm import matmul_peak_flops, model_arguments, train_step_seconds
 
 from mlmcourse.data.real import DownloadError
 from mlmcourse.data.sentence import Sentence
+from mlmcourse.heads import BertForTokenClassification
 from mlmcourse.model import EncoderConfig
-from mlmcourse.ner import LabelVocab, tokenize_and_align_labels
-from mlmcourse.ner.model import BertForTokenClassification
-from mlmcourse.packing import padding_share
+from mlmcourse.tasks.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.tokenization import WordPieceTokenizer
 from mlmcourse.training import TrainingConfig, build_optimizer
 from mlmcourse.training.hardware import step_matmul_flops
+from mlmcourse.training.packing import padding_share
 
 
 def sentences(use_generated: bool) -> tuple[list[Sentence], str]:

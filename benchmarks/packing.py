@@ -3,7 +3,7 @@
 The reference is what a Hugging Face user runs: ``transformers.BertForMaskedLM`` with
 ``DataCollatorForLanguageModeling``, each batch of ``--batch`` texts padded to its longest
 row. Ours packs the same texts (in the same shuffled order) into rows of ``--seq-len``
-tokens (:mod:`mlmcourse.packing`), ``--batch`` rows a step. Same model config, same weights
+tokens (:mod:`mlmcourse.training.packing`), ``--batch`` rows a step. Same model config, same weights
 at the start, the same 15% masking and a full training step each (forward, loss, backward,
 clipping, AdamW). Throughput counts **real tokens** only (not padding); the two runs alternate
 (ours, theirs, theirs, ours, ...) so a noisy neighbour slows both alike. Text: WikiText-2
@@ -36,10 +36,10 @@ from train_mlm import (
 from mlmcourse.data.real import DownloadError
 from mlmcourse.masking import MLMCollator
 from mlmcourse.model import EncoderConfig
-from mlmcourse.packing import PackedMLMBatches, PackedMLMCollator, padding_share
 from mlmcourse.tokenization import WordPieceTokenizer
 from mlmcourse.training import TrainingConfig, build_optimizer
 from mlmcourse.training.hardware import step_matmul_flops
+from mlmcourse.training.packing import PackedMLMBatches, PackedMLMCollator, padding_share
 
 
 def generated(seed: int = 0) -> list[str]:

@@ -24,11 +24,11 @@ import time
 
 import torch
 
-from mlmcourse.mlm import BertForMaskedLM
+from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
-from mlmcourse.runtime import get_device
 from mlmcourse.training import TrainingConfig, autocast_context, build_optimizer
 from mlmcourse.training.hardware import step_matmul_flops
+from mlmcourse.utils.runtime import get_device
 
 
 def make_models(config: EncoderConfig):

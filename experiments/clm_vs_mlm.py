@@ -1,7 +1,7 @@
 """CLM vs MLM on one budget, over seeds: every comparison chapter 6 draws.
 
 For each seed this trains a masked LM and a causal LM on the shipped ``clm_vs_mlm`` config
-(``mlmcourse/configs/clm_vs_mlm.yaml``, the budget ``book/clm_vs_mlm.md`` trains; only
+(``mlmcourse/assets/configs/clm_vs_mlm.yaml``, the budget ``book/clm_vs_mlm.md`` trains; only
 ``training_mode`` and ``seed`` change) and measures what the chapter compares:
 
 - held-out loss and accuracy on each model's own task (reported, not comparable);
@@ -16,7 +16,7 @@ For each seed this trains a masked LM and a causal LM on the shipped ``clm_vs_ml
 Writes a JSON file with the command, the config, seeds, versions, minutes, one row per seed
 and the mean and sample standard deviation of every score, nested like a row::
 
-    OMP_NUM_THREADS=1 python experiments/clm_vs_mlm.py --json mlmcourse/results/clm_vs_mlm.json
+    OMP_NUM_THREADS=1 python experiments/clm_vs_mlm.py --json mlmcourse/course/results/clm_vs_mlm.json
     python experiments/clm_vs_mlm.py --max-steps 5 --seeds 0 1 --prompts 3 --probe-epochs 1 \\
         --json /tmp/smoke.json  # a smoke run
 """
@@ -33,13 +33,18 @@ from typing import Any
 
 import torch
 
-from mlmcourse.clm import continue_prompts, corpus_trigrams, generation_quality, next_word_accuracy
+from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import load_probes, world_texts
 from mlmcourse.data.probes import by_blank_position, by_relation
-from mlmcourse.mlm import fill_mask_accuracy
 from mlmcourse.pretraining import load_config, pretrain
-from mlmcourse.probing import unseen_name_probe
-from mlmcourse.results import provenance, save_results
+from mlmcourse.tasks.fill_mask import fill_mask_accuracy
+from mlmcourse.tasks.generation import (
+    continue_prompts,
+    corpus_trigrams,
+    generation_quality,
+    next_word_accuracy,
+)
+from mlmcourse.tasks.probing import unseen_name_probe
 
 CONFIG = "clm_vs_mlm"
 MODES = ("mlm", "clm")

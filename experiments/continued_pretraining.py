@@ -9,7 +9,7 @@ model, the same for every seed) and after. Writes a JSON file with the command, 
 versions, minutes, one row per seed and the mean and sample standard deviation::
 
     OMP_NUM_THREADS=1 python experiments/continued_pretraining.py \
-        --json mlmcourse/results/continued_pretraining.json
+        --json mlmcourse/course/results/continued_pretraining.json
     python experiments/continued_pretraining.py --max-steps 2 --seeds 0 1 --json /tmp/smoke.json
 """
 
@@ -24,12 +24,13 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.checkpoint import load_checkpoint, shipped_checkpoint
+from mlmcourse.checkpoint import shipped_checkpoint
+from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import load_probes, load_world_facts, world_texts
 from mlmcourse.data.moved_world import CONTINUED_PRETRAINING, city_move, moved, moved_fact_probes
-from mlmcourse.mlm import fill_mask_accuracy
+from mlmcourse.heads import load_checkpoint
 from mlmcourse.pretraining import load_config, pretrain
-from mlmcourse.results import provenance, save_results
+from mlmcourse.tasks.fill_mask import fill_mask_accuracy
 
 SCORES = ("old_facts", "new_facts")
 

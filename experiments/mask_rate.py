@@ -1,6 +1,6 @@
 """Mask rate on the world corpus: BERT's 15% against the world config's 40%, over seeds.
 
-The world config (``mlmcourse/configs/world.yaml``) masks 40% of the tokens. This script
+The world config (``mlmcourse/assets/configs/world.yaml``) masks 40% of the tokens. This script
 trains that config to the end (2,000 steps) at each mask rate and seed, and measures what the
 pretraining chapter compares:
 
@@ -12,7 +12,7 @@ pretraining chapter compares:
 Writes a JSON file with the command, seeds, versions, minutes and one row per run, plus the
 mean and sample standard deviation per rate::
 
-    OMP_NUM_THREADS=1 python experiments/mask_rate.py --json mlmcourse/results/mask_rate.json
+    OMP_NUM_THREADS=1 python experiments/mask_rate.py --json mlmcourse/course/results/mask_rate.json
     python experiments/mask_rate.py --max-steps 50 --seeds 0 --json /tmp/smoke.json  # a smoke run
 """
 
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import torch
 
+from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import load_probes
-from mlmcourse.mlm import fill_mask_accuracy
 from mlmcourse.pretraining import build_collator, load_config, load_texts, pretrain
-from mlmcourse.results import provenance, save_results
+from mlmcourse.tasks.fill_mask import fill_mask_accuracy
 from mlmcourse.training import evaluate, fixed_eval_batches
 
 COMMON_RATE = 0.15

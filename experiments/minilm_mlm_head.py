@@ -1,6 +1,6 @@
 """Fit the MLM head of the real MiniLM encoder on WikiText-2, and measure it against a unigram.
 
-The encoder is frozen; the head (:mod:`mlmcourse.minilm`) is trained on the encoder's vectors
+The encoder is frozen; the head (:mod:`mlmcourse.interop.minilm`) is trained on the encoder's vectors
 at masked positions of the WikiText-2 **validation** split and scored once on the **test**
 split. The learning rate is chosen first on the validation split alone: the head is fitted on
 its first ``--sweep-size`` paragraphs and scored on its last 10%. The results: top-1 and top-5 accuracy and perplexity of the masked
@@ -11,8 +11,8 @@ are computed once; the seeds (head initialisation and example order) share them.
 is the one shipped. Writes the results JSON and the head::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/minilm_mlm_head.py \\
-        --json mlmcourse/results/minilm_mlm_head.json \\
-        --head mlmcourse/checkpoints/minilm_mlm_head.safetensors
+        --json mlmcourse/course/results/minilm_mlm_head.json \\
+        --head mlmcourse/assets/checkpoints/minilm_mlm_head.safetensors
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from pathlib import Path
 
 import torch
 
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import load_wikitext2
-from mlmcourse.minilm import (
+from mlmcourse.interop.minilm import (
     fit_mlm_head,
     load_minilm_mlm,
     masked_features,
     save_head,
     topk_accuracy,
 )
-from mlmcourse.results import mean_sd, provenance, save_results
 
 EVAL_SEED = 1234
 

@@ -1,6 +1,6 @@
 """Which of the modern encoder's changes pay at small scale? An equal-time ablation, 3 seeds.
 
-Rows: BERT as shipped, each change of :mod:`mlmcourse.modern` alone (rotary positions, GeGLU
+Rows: BERT as shipped, each change of :mod:`mlmcourse.model.modern` alone (rotary positions, GeGLU
 with 2/3 of the feed-forward width so that its parameters stay BERT's, pre-LN, RMSNorm, no
 biases, local attention), and all of them together. Every run gets the
 same budget of time on one torch thread: two timing runs, one variant after another with
@@ -19,7 +19,7 @@ at a time; sharing the machine slows every variant alike. Held-out masked accura
 ::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/modern_ablation.py \\
-        --json mlmcourse/results/modern_ablation.json
+        --json mlmcourse/course/results/modern_ablation.json
     python experiments/modern_ablation.py --world-seconds 3 --wikitext-seconds 3 --seeds 0 \\
         --variants bert all --limit 40 --json /tmp/smoke.json       # a smoke run
 """
@@ -37,9 +37,9 @@ from pathlib import Path
 import torch
 from wikitext2_pretrain import EVAL_SEED, texts
 
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import world_texts
 from mlmcourse.pretraining import load_config, pretrain
-from mlmcourse.results import mean_sd, provenance, save_results
 from mlmcourse.training import evaluate, fixed_eval_batches
 
 # Each variant's switches (PretrainConfig keys); "local" gets its window per corpus.

@@ -2,7 +2,7 @@
 
 For each seed, training-set size and starting point (the shipped pretrained world encoder, or
 the same architecture from random weights) this fine-tunes a tagger with the NER chapter's
-recipe (:func:`mlmcourse.ner.fine_tune`: 300 steps, batches of 16, 30% word dropout) and
+recipe (:func:`mlmcourse.tasks.ner.fine_tune_tagger`: 300 steps, batches of 16, 30% word dropout) and
 scores entity F1 on two evaluation sets of 500 sentences each:
 
 - ``unseen``: the first 500 sentences of the unseen split, names never seen in training;
@@ -13,7 +13,7 @@ It also runs the chapter's ablation, the pretrained model on 1,000 sentences wit
 dropout, and the most-frequent-tag baseline on both sets. Writes a JSON file with the command,
 seeds, versions, minutes, one row per run and the mean and sample standard deviation::
 
-    OMP_NUM_THREADS=1 python experiments/ner_curve.py --json mlmcourse/results/ner_curve.json
+    OMP_NUM_THREADS=1 python experiments/ner_curve.py --json mlmcourse/course/results/ner_curve.json
     python experiments/ner_curve.py --steps 5 --sizes 50 --seeds 0 --json /tmp/smoke.json
 """
 
@@ -28,12 +28,13 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.checkpoint import load_checkpoint, shipped_checkpoint
+from mlmcourse.checkpoint import shipped_checkpoint
+from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.data.new_roles import names_in_new_roles
-from mlmcourse.metrics import f1_score
-from mlmcourse.ner import LabelVocab, evaluate_ner, fine_tune, new_tagger
-from mlmcourse.results import provenance, save_results
+from mlmcourse.heads import load_checkpoint
+from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, fine_tune_tagger, new_tagger
+from mlmcourse.tasks.ner.metrics import f1_score
 
 EVAL_SIZE = 500
 UNK_RATE = 0.3
@@ -58,7 +59,7 @@ def run(start: str, size: int, seed: int, unk_rate: float, steps: int, context: 
     model = new_tagger(
         context["encoder"], context["labels"], pretrained=start == "pretrained", seed=seed
     )
-    fine_tune(
+    fine_tune_tagger(
         model,
         context["train"][:size],
         context["tokenizer"],

@@ -14,7 +14,7 @@ is packing's. Scored on the same fixed held-out masks (masked-token loss and per
 the real tokens each run trained on and its minutes (two runs at once, one thread each)::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/packing_equivalence.py \\
-        --json mlmcourse/results/packing_equivalence.json
+        --json mlmcourse/course/results/packing_equivalence.json
     python experiments/packing_equivalence.py --world-steps 3 --wikitext-steps 2 --seeds 0 \\
         --limit 60 --json /tmp/smoke.json           # a smoke run
 """
@@ -32,11 +32,11 @@ from pathlib import Path
 import torch
 from wikitext2_pretrain import EVAL_SEED, texts
 
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.masking import MLMCollator
-from mlmcourse.packing import PackedMLMBatches, PackedMLMCollator
 from mlmcourse.pretraining import load_config, pretrain
-from mlmcourse.results import mean_sd, provenance, save_results
 from mlmcourse.training import MLMBatches, evaluate, fixed_eval_batches
+from mlmcourse.training.packing import PackedMLMBatches, PackedMLMCollator
 
 MODES = ("padded", "packed")
 SUMMARY_KEYS = ("heldout_loss", "heldout_perplexity", "real_tokens", "minutes")

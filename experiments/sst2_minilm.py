@@ -13,7 +13,7 @@ minutes reported are those of a run sharing the machine). MiniLM's word embeddin
 weights) stay frozen: the optimiser then updates half as many numbers per step.
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/sst2_minilm.py \\
-        --json mlmcourse/results/sst2_minilm.json
+        --json mlmcourse/course/results/sst2_minilm.json
     python experiments/sst2_minilm.py --learning-rates 1e-4 --seeds 0 --max-steps 2 \\
         --limit 200 --json /tmp/smoke.json          # a smoke run on 200 sentences
 """
@@ -31,16 +31,13 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.classification import (
-    BertForSequenceClassification,
-    evaluate_classifier,
-    fine_tune_classifier,
-)
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import load_sst2
 from mlmcourse.data.real import SST2_LABELS
-from mlmcourse.hf import load_bert, minilm_directory
-from mlmcourse.results import mean_sd, provenance, save_results
-from mlmcourse.runtime import set_seed
+from mlmcourse.heads import BertForSequenceClassification
+from mlmcourse.interop.bert import load_bert, minilm_directory
+from mlmcourse.tasks.classification import evaluate_classifier, fine_tune_classifier
+from mlmcourse.utils.runtime import set_seed
 
 BATCH_SIZE = 32
 HELD_OUT = 2000

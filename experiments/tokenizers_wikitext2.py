@@ -5,7 +5,7 @@ without one sees these committed rows instead. Tokenizer training is determinist
 is the result (no seeds); the chapter checks its own run against this file when it can::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/tokenizers_wikitext2.py \\
-        --json mlmcourse/results/tokenizers_wikitext2.json
+        --json mlmcourse/course/results/tokenizers_wikitext2.json
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import json
 import time
 from pathlib import Path
 
+from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import load_wikitext2
-from mlmcourse.results import provenance, save_results
-from mlmcourse.runtime import optional_import
 from mlmcourse.tokenization import load_tokenizer, wikitext2_comparison
+from mlmcourse.utils.runtime import optional_import
 
 
 def main(argv: list[str] | None = None) -> None:

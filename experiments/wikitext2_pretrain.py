@@ -12,7 +12,7 @@ lost to the 128-token limit. With the raw release in ``MLMCOURSE_DATA_DIR`` (or 
 ``python -m mlmcourse pretrain --config wikitext2`` trains on the real train split instead::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/wikitext2_pretrain.py \\
-        --json mlmcourse/results/wikitext2_pretrain.json
+        --json mlmcourse/course/results/wikitext2_pretrain.json
     python experiments/wikitext2_pretrain.py --steps 3 --seeds 0 --limit 200 --json /tmp/s.json
 """
 
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import torch
 
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import load_wikitext2
-from mlmcourse.mlm import unigram_baseline
 from mlmcourse.pretraining import load_config, pretrain
-from mlmcourse.results import mean_sd, provenance, save_results
+from mlmcourse.tasks.fill_mask import unigram_baseline
 from mlmcourse.training import evaluate, fixed_eval_batches
 
 EVAL_SEED = 1234

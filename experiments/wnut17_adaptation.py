@@ -1,18 +1,18 @@
 """Domain adaptation: continue MLM pretraining of MiniLM on tweets, then fine-tune NER on WNUT-17.
 
-For each seed: MiniLM with the course's fitted MLM head (:func:`mlmcourse.minilm.minilm_checkpoint`)
+For each seed: MiniLM with the course's fitted MLM head (:func:`mlmcourse.interop.minilm.minilm_checkpoint`)
 continues masked-language-model pretraining, every weight trained, on the text of WNUT-17's
 **training** tweets (their tags are not used) with the pretraining recipe
 (:func:`mlmcourse.pretraining.pretrain`, ``init_from``). Masked-token perplexity is measured on
 the text of the **dev** tweets before and after (the same masks, fixed seed). The adapted
 encoder is then fine-tuned for NER with the settings chosen on dev for the unadapted encoder
-(:data:`mlmcourse.ner.REAL_TEXT_RECIPE`, the same seed) and the **test** split is scored once.
+(:data:`mlmcourse.tasks.ner.REAL_TEXT_RECIPE`, the same seed) and the **test** split is scored once.
 The runs without adaptation are those of ``experiments/wnut17_minilm.py``
 (``results/wnut17_minilm.json``, same seeds and recipe). Two seeds at a time, one torch thread
 each, as there::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/wnut17_adaptation.py \\
-        --json mlmcourse/results/wnut17_adaptation.json
+        --json mlmcourse/course/results/wnut17_adaptation.json
     python experiments/wnut17_adaptation.py --steps 2 --seeds 0 --limit 64 --json /tmp/smoke.json
 """
 
@@ -28,15 +28,21 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.checkpoint import load_checkpoint
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import load_wnut17
 from mlmcourse.data.real import WNUT17_LABELS
-from mlmcourse.hf import load_bert
+from mlmcourse.heads import load_checkpoint
+from mlmcourse.interop.bert import load_bert
+from mlmcourse.interop.minilm import minilm_checkpoint
 from mlmcourse.masking import MLMCollator
-from mlmcourse.minilm import minilm_checkpoint
-from mlmcourse.ner import REAL_TEXT_RECIPE, LabelVocab, evaluate_ner, fine_tune, new_tagger
 from mlmcourse.pretraining import pretrain
-from mlmcourse.results import mean_sd, provenance, save_results
+from mlmcourse.tasks.ner import (
+    REAL_TEXT_RECIPE,
+    LabelVocab,
+    evaluate_ner,
+    fine_tune_tagger,
+    new_tagger,
+)
 from mlmcourse.training import evaluate, fixed_eval_batches
 
 ADAPTATION = {"learning_rate": 5e-5, "batch_size": 32, "mlm_probability": 0.15}
@@ -80,7 +86,9 @@ def ner_test_f1(encoder_dir: Path, seed: int, limit: int | None) -> dict:
     encoder, tokenizer = load_bert(encoder_dir)
     labels = LabelVocab(WNUT17_LABELS)
     model = new_tagger(encoder, labels, pretrained=True, seed=seed)
-    fine_tune(model, load_wnut17("train")[:limit], tokenizer, labels, seed=seed, **REAL_TEXT_RECIPE)
+    fine_tune_tagger(
+        model, load_wnut17("train")[:limit], tokenizer, labels, seed=seed, **REAL_TEXT_RECIPE
+    )
     result = evaluate_ner(model, tokenizer, load_wnut17("test")[:limit])
     return {f"test_{k}": result[k] for k in ("precision", "recall", "f1")}
 

@@ -11,7 +11,7 @@ Writes a JSON file with the command, seeds, versions, minutes, the sweep, one ro
 the mean and sample standard deviation::
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/wnut17_minilm.py \\
-        --json mlmcourse/results/wnut17_minilm.json
+        --json mlmcourse/course/results/wnut17_minilm.json
     python experiments/wnut17_minilm.py --learning-rates 1e-4 --epochs 1 --seeds 0 \\
         --limit 64 --json /tmp/smoke.json          # a smoke run on 64 tweets
 """
@@ -28,11 +28,11 @@ from pathlib import Path
 
 import torch
 
+from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data import load_wnut17
 from mlmcourse.data.real import WNUT17_LABELS
-from mlmcourse.hf import load_bert, minilm_directory
-from mlmcourse.ner import LabelVocab, evaluate_ner, fine_tune, new_tagger
-from mlmcourse.results import mean_sd, provenance, save_results
+from mlmcourse.interop.bert import load_bert, minilm_directory
+from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, fine_tune_tagger, new_tagger
 
 BATCH_SIZE = 16
 SCHEDULE = "linear"
@@ -53,7 +53,7 @@ def run(settings: dict, seed: int, splits: list[str], init: str, limit: int | No
     labels = LabelVocab(WNUT17_LABELS)
     train = load_wnut17("train")[:limit]
     model = new_tagger(encoder, labels, pretrained=True, seed=seed)
-    fine_tune(model, train, tokenizer, labels, batch_size=BATCH_SIZE,
+    fine_tune_tagger(model, train, tokenizer, labels, batch_size=BATCH_SIZE,
               lr_scheduler_type=SCHEDULE, seed=seed, **settings)  # fmt: skip
     row = {**settings, "seed": seed, "train_minutes": (time.perf_counter() - tic) / 60}
     row.update(score(model, tokenizer, splits, limit))

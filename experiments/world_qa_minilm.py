@@ -1,6 +1,6 @@
 """Extractive question answering on the world: the MiniLM encoder fine-tuned to find answer spans.
 
-The questions are :func:`mlmcourse.qa.world_questions`: "Where does <person> live?" and the
+The questions are :func:`mlmcourse.tasks.qa.world_questions`: "Where does <person> live?" and the
 like, asked about a short passage that also names other people, so the model must read. The
 people are split (train, validation, test; and the second world's people, ``unseen``), so no
 test question is about anyone the training questions mention. The learning rate is chosen on
@@ -11,7 +11,7 @@ of 16, two runs at once with one torch thread each (the minutes are those of a r
 machine). Two epochs (250 steps): with one, whether a run learns to match the question's name
 with the passage's before the learning rate has decayed depends on the seed::
 
-    python experiments/world_qa_minilm.py --json mlmcourse/results/world_qa_minilm.json
+    python experiments/world_qa_minilm.py --json mlmcourse/course/results/world_qa_minilm.json
     python experiments/world_qa_minilm.py --learning-rates 3e-4 --seeds 0 --limit 40 \\
         --json /tmp/smoke.json          # a smoke run on 40 questions per split
 """
@@ -28,10 +28,11 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.hf import load_bert, minilm_directory
-from mlmcourse.qa import BertForQuestionAnswering, evaluate_qa, fine_tune_qa, world_questions
-from mlmcourse.results import mean_sd, provenance, save_results
-from mlmcourse.runtime import set_seed
+from mlmcourse.course.results import mean_sd, provenance, save_results
+from mlmcourse.heads import BertForQuestionAnswering
+from mlmcourse.interop.bert import load_bert, minilm_directory
+from mlmcourse.tasks.qa import evaluate_qa, fine_tune_qa, world_questions
+from mlmcourse.utils.runtime import set_seed
 
 BATCH_SIZE = 16
 

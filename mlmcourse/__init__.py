@@ -4,8 +4,8 @@ The package behind the mlmcourse book. Each module matches one chapter's idea; i
 package itself is cheap (torch is only loaded when a function needs it).
 """
 
-from mlmcourse.runtime import get_device, set_seed
+from mlmcourse.utils.runtime import get_device, set_seed
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__", "get_device", "set_seed"]

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from mlmcourse.cli import build_parser, main
-from mlmcourse.cli.pretrain import KEY_GROUPS, _parse_overrides, keys_help, resume_command
-
-__all__ = ["KEY_GROUPS", "build_parser", "keys_help", "main", "resume_command", "_parse_overrides"]
+from mlmcourse.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -125,13 +125,13 @@ SETUP_TAG, HIDDEN_TAG, MANUAL_TAG = "exercise-setup", "hidden-tests", "manually-
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 HIDDEN_TITLE = '#@title Hidden tests (the grader runs them too) { display-mode: "form" }'
 # Every graded cell starts by loading the checker afresh: a submission that reassigned `grade`
-# or patched mlmcourse.exercises is graded by the course's own code.
+# or patched mlmcourse.course.exercises is graded by the course's own code.
 GRADER_IMPORT = """\
 import importlib
 
-import mlmcourse.exercises
+import mlmcourse.course.exercises
 
-grade = importlib.reload(mlmcourse.exercises).grade  # the course's checker, loaded afresh
+grade = importlib.reload(mlmcourse.course.exercises).grade  # the course's checker, loaded afresh
 
 """
 

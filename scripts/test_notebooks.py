@@ -19,7 +19,7 @@ The time of every chapter (and of its slowest cells) is printed and written to
 
     python scripts/test_notebooks.py                   # every chapter (make chapters)
     python scripts/test_notebooks.py --only masking    # one chapter (make chapter NAME=masking)
-    python scripts/test_notebooks.py --wheel dist/mlmcourse-0.1.0-py3-none-any.whl --keep
+    python scripts/test_notebooks.py --wheel dist/mlmcourse-0.2.0-py3-none-any.whl --keep
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the property tests mean by "a clear error": the package's own, raised by the package.
 
 A user's mistake must surface as a ``ValueError`` or ``TypeError`` (or a subclass, such as
-``mlmcourse.checks.ConfigError``; ``FileNotFoundError`` for a missing path) with a message,
+``mlmcourse.utils.checks.ConfigError``; ``FileNotFoundError`` for a missing path) with a message,
 raised by mlmcourse's own code, not an ``IndexError``/``KeyError`` or a torch ``RuntimeError``
 from deep inside a library, which says nothing about what the user did wrong.
 """

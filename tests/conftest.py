@@ -52,7 +52,7 @@ def tiny_config():
 @pytest.fixture
 def tiny_mlm(tiny_config):
     """A seeded ``BertForMaskedLM`` on the tiny config, in eval mode."""
-    from mlmcourse.mlm import BertForMaskedLM
+    from mlmcourse.heads import BertForMaskedLM
 
     torch.manual_seed(0)
     return BertForMaskedLM(tiny_config).eval()
@@ -61,13 +61,13 @@ def tiny_mlm(tiny_config):
 @pytest.fixture(scope="session")
 def minilm_tokenizer():
     """The real BERT WordPiece tokenizer of all-MiniLM-L6-v2 (read-only: shared)."""
-    return tiny.minilm_tokenizer()
+    return tiny.load_minilm_tokenizer()
 
 
 @pytest.fixture(scope="session")
 def world_tokenizer():
     """A word-level tokenizer on 300 world sentences (read-only: shared)."""
-    return tiny.world_tokenizer()
+    return tiny.train_world_tokenizer()
 
 
 @pytest.fixture(scope="session")
@@ -77,7 +77,7 @@ def tiny_checkpoint(tmp_path_factory, world_tokenizer):
     Shared by the session: copy it (``shutil.copytree``) before changing anything in it.
     """
     from mlmcourse.checkpoint import save_checkpoint
-    from mlmcourse.mlm import BertForMaskedLM
+    from mlmcourse.heads import BertForMaskedLM
 
     torch.manual_seed(0)
     model = BertForMaskedLM(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size))

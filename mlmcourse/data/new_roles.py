@@ -16,8 +16,8 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
+from mlmcourse.data.bio import get_entities
 from mlmcourse.data.sentence import Sentence
-from mlmcourse.metrics import get_entities
 
 __all__ = ["name_words", "names_in_new_roles"]
 

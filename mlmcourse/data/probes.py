@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mlmcourse.data import Probe, Sentence
+from mlmcourse.data.sentence import Probe, Sentence
 
 MASK = "[MASK]"
 
@@ -77,8 +77,8 @@ def by_relation(
 ) -> dict[str, tuple[float, int]]:
     """Accuracy and number of probes per relation, in sorted relation order.
 
-    ``rows`` are the scored rows of :func:`~mlmcourse.mlm.fill_mask_accuracy` or
-    :func:`~mlmcourse.clm.next_word_accuracy` (each with ``correct``), one per probe, in the
+    ``rows`` are the scored rows of :func:`~mlmcourse.tasks.fill_mask.fill_mask_accuracy` or
+    :func:`~mlmcourse.tasks.generation.next_word_accuracy` (each with ``correct``), one per probe, in the
     order of ``probes`` (a different number is an error): one overall accuracy can hide a
     relation a model never gets right.
     """

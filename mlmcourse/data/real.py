@@ -1,5 +1,5 @@
 """Real data: WNUT-17 (NER on tweets), WikiText-2 (Wikipedia prose), SST-2 (sentiment), SQuAD
-(questions, read by :mod:`mlmcourse.qa`) and your own CoNLL files.
+(questions, read by :mod:`mlmcourse.tasks.qa`) and your own CoNLL files.
 
 Files are fetched from their public source with ``pooch``, checked against a known sha256 and
 kept in a cache (``~/.cache/mlmcourse``, or ``$MLMCOURSE_CACHE``). Two ways to work offline:
@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlmcourse.checks import decode_text, read_text
 from mlmcourse.data.sentence import Sentence
+from mlmcourse.utils.checks import decode_text, read_text
 
 __all__ = [
     "WNUT17_LABELS",
@@ -191,12 +191,12 @@ def _how_to_place(remote: RemoteFile, target: Path) -> str:
     )
 
 
-def fetch(name: str, *, urls: Sequence[str] | None = None) -> Path:
+def fetch(name: str) -> Path:
     """The local path of a known file: from ``$MLMCOURSE_DATA_DIR``, the cache, or a download.
 
-    ``name`` is a key of ``REGISTRY`` (``"wnut17/train"``, ``"wikitext2/raw"``...). ``urls``
-    replaces the registry's URLs (a mirror; ``file://`` URLs work too). Every file is checked
-    against the registry's sha256, wherever it comes from.
+    ``name`` is a key of ``REGISTRY`` (``"wnut17/train"``, ``"wikitext2/raw"``...); its URLs
+    are tried in order (``file://`` URLs work too). Every file is checked against the
+    registry's sha256, wherever it comes from.
     """
     import pooch
     import requests
@@ -218,7 +218,7 @@ def fetch(name: str, *, urls: Sequence[str] | None = None) -> Path:
     target = cache_dir() / remote.local
     stale = target.is_file() and sha256sum(target) != remote.sha256
     errors = []
-    for url in urls or remote.urls:
+    for url in remote.urls:
         downloader = _file_downloader if url.startswith("file:") else None
         try:
             fetched = pooch.retrieve(

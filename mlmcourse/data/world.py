@@ -200,13 +200,6 @@ def write_files(directory: Path = DATA_DIR, seed: int = SEED) -> list[Path]:
     return paths
 
 
-def __getattr__(name: str):
-    """Every template stays reachable as before, e.g. ``world.pronoun_lives``."""
-    if name in TEMPLATES:
-        return TEMPLATES[name][1]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 if __name__ == "__main__":
     for path in write_files():
         print(f"{path.stat().st_size:>9,d}  {path}")

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlmcourse.checks import check_int, check_integer_values
 from mlmcourse.masking.core import check_count, check_ratios, check_setting, mask_tokens
 from mlmcourse.masking.strategies import mask_spans, mask_whole_words, span_length_probs
+from mlmcourse.utils.checks import check_int, check_integer_values
 
 __all__ = ["MLMCollator", "STRATEGIES"]
 

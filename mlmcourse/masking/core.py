@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from mlmcourse.checks import check_int, check_positive_int, check_probability
+from mlmcourse.utils.checks import check_int, check_positive_int, check_probability
 
 __all__ = [
     "IGNORE_INDEX",

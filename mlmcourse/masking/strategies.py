@@ -16,7 +16,6 @@ from typing import Any
 
 import torch
 
-from mlmcourse.checks import check_number, check_positive_int
 from mlmcourse.masking.core import (
     Draw,
     check_same_shape,
@@ -25,6 +24,7 @@ from mlmcourse.masking.core import (
     ensure_min_selected,
     mask_with,
 )
+from mlmcourse.utils.checks import check_number, check_positive_int
 
 __all__ = [
     "Units",

@@ -1,7 +1,7 @@
 """The keys of a pretraining run: :class:`PretrainConfig`, one flat set of YAML keys.
 
 Every key is a field that carries its help line, its ``--help`` group and its check
-(:func:`mlmcourse.options.option`): ``python -m mlmcourse pretrain --help``, the validation and
+(:func:`mlmcourse.utils.options.option`): ``python -m mlmcourse pretrain --help``, the validation and
 the list of valid keys all come from the fields below, so they cannot disagree.
 """
 
@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import partial
 
-from mlmcourse.checks import (
+from mlmcourse.model import EncoderConfig
+from mlmcourse.model.config import MODERN_FIELDS
+from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
+from mlmcourse.utils.checks import (
     check_choice,
     check_int,
     check_non_negative_int,
     check_positive_int,
     check_probability,
 )
-from mlmcourse.encoder_config import MODERN_FIELDS
-from mlmcourse.model import EncoderConfig
-from mlmcourse.options import help_texts, option, read_kinds
-from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
+from mlmcourse.utils.options import help_texts, option, read_kinds
 
 __all__ = ["PretrainConfig", "HELP", "GROUPS", "config_keys", "TRAINING_MODES"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from mlmcourse.checks import ConfigError, read_text
 from mlmcourse.pretraining.config import PretrainConfig, config_keys
+from mlmcourse.utils.checks import ConfigError, read_text
 
 __all__ = ["load_config", "read_yaml_mapping"]
 
@@ -106,7 +106,7 @@ def _config_path(source: str | Path) -> Path:
     path = Path(source)
     if path.is_file():
         return path
-    shipped = Path(str(importlib.resources.files("mlmcourse") / "configs"))
+    shipped = Path(str(importlib.resources.files("mlmcourse") / "assets" / "configs"))
     named = shipped / f"{source}.yaml"
     if named.is_file():
         return named

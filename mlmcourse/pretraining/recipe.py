@@ -15,26 +15,27 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlmcourse import distributed
-from mlmcourse.checkpoint import load_checkpoint, recover_checkpoint_dir, shipped_checkpoint
-from mlmcourse.checks import ConfigError, check_path_exists, read_text
-from mlmcourse.clm import BertForCausalLM, CLMCollator
+from mlmcourse.checkpoint import shipped_checkpoint
+from mlmcourse.checkpoint.atomic import recover_checkpoint_dir
 from mlmcourse.data import load_wikitext2, world_texts
+from mlmcourse.heads import BertForCausalLM, BertForMaskedLM, load_checkpoint
 from mlmcourse.masking import MLMCollator
-from mlmcourse.mlm import BertForMaskedLM
-from mlmcourse.packing import PackedMLMBatches, PackedMLMCollator
+from mlmcourse.masking.causal import CLMCollator
 from mlmcourse.pretraining.config import PretrainConfig
 from mlmcourse.pretraining.loading import load_config
-from mlmcourse.runtime import get_device, set_seed
 from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer, load_tokenizer
 from mlmcourse.training import (
     MLMBatches,
     TrainingConfig,
     TrainResult,
+    distributed,
     fixed_eval_batches,
     on_main_process,
     train,
 )
+from mlmcourse.training.packing import PackedMLMBatches, PackedMLMCollator
+from mlmcourse.utils.checks import ConfigError, check_path_exists, read_text
+from mlmcourse.utils.runtime import get_device, set_seed
 
 SHIPPED_DATASETS = ("world", "wikitext2")
 
@@ -128,7 +129,7 @@ def _init_from_path(init_from: str) -> Path:
     if (Path(init_from) / "config.json").is_file():
         return Path(init_from)
     if init_from == "minilm":
-        from mlmcourse.minilm import minilm_checkpoint
+        from mlmcourse.interop.minilm import minilm_checkpoint
 
         return minilm_checkpoint()
     try:
@@ -186,8 +187,8 @@ def build_tokenizer(config: PretrainConfig, train_texts: Sequence[str]) -> Any:
 
 
 def build_model(config: PretrainConfig, tokenizer: Any) -> nn.Module:
-    """A fresh model sized by the config and the tokenizer: :class:`~mlmcourse.mlm.BertForMaskedLM`
-    for ``training_mode: mlm``, :class:`~mlmcourse.clm.BertForCausalLM` (causal attention) for
+    """A fresh model sized by the config and the tokenizer: :class:`~mlmcourse.heads.BertForMaskedLM`
+    for ``training_mode: mlm``, :class:`~mlmcourse.heads.BertForCausalLM` (causal attention) for
     ``clm``."""
     causal = config.training_mode == "clm"
     return (BertForCausalLM if causal else BertForMaskedLM)(

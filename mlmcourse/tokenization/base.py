@@ -364,20 +364,6 @@ class BaseTokenizer(ABC):
             tokens = [t for t in tokens if t not in SPECIAL_TOKENS]
         return self._decode_tokens(tokens)
 
-    @classmethod
-    def load(cls, path: str | Path) -> BaseTokenizer:
-        """Load with :func:`load_tokenizer`, checking the result is a ``cls``."""
-        # loading knows every subclass, and they all import this module: import it late
-        from mlmcourse.tokenization.loading import load_tokenizer
-
-        tokenizer = load_tokenizer(path)
-        if not isinstance(tokenizer, cls):
-            raise TypeError(
-                f"{path} holds a {type(tokenizer).__name__}, not a {cls.__name__}; "
-                f"use load_tokenizer() to load any kind"
-            )
-        return tokenizer
-
     def save(self, path: str | Path) -> Path:
         """Write the tokenizer as JSON (a directory gets ``tokenizer.json``); return the file."""
         path = Path(path)

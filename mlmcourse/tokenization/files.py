@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from mlmcourse.checks import read_json, read_text
 from mlmcourse.tokenization.encoding import SPECIAL_TOKENS
+from mlmcourse.utils.checks import read_json, read_text
 
 
 def existing_file(path: str | Path) -> Path:

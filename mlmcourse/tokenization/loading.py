@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlmcourse.checks import read_json
 from mlmcourse.tokenization.base import BaseTokenizer
 from mlmcourse.tokenization.files import existing_file
 from mlmcourse.tokenization.word_level import WORD_LEVEL_FORMAT, WordLevelTokenizer
 from mlmcourse.tokenization.wordpiece import WordPieceTokenizer
+from mlmcourse.utils.checks import read_json
 
 
 def load_tokenizer(path: str | Path) -> BaseTokenizer:

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mlmcourse.checks import check_positive_int
 from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
 from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
+from mlmcourse.utils.checks import check_positive_int
 
 # What save() writes in "format", so load_tokenizer can tell our file from a 🤗 tokenizer.json.
 WORD_LEVEL_FORMAT = "mlmcourse.WordLevelTokenizer"

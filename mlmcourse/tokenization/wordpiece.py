@@ -25,11 +25,11 @@ from tokenizers import (
     trainers,
 )
 
-from mlmcourse.checks import check_int, read_json
 from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
 from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
 from mlmcourse.tokenization.files import existing_file, guess_lowercase, read_vocab_txt
 from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
+from mlmcourse.utils.checks import check_int, read_json
 
 _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 

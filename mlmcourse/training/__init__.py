@@ -16,15 +16,17 @@ it a *real* loop rather than a toy is what it guards against, one module each:
   happened; Ctrl-C stops between two steps and saves a checkpoint;
 - :mod:`~mlmcourse.training.hardware`: bf16 autocast on CUDA, plain fp32 on CPU,
   ``torch.compile``, and ``DistributedDataParallel`` under ``torchrun``;
-- :mod:`~mlmcourse.training.loop`: :func:`train` itself.
+- :mod:`~mlmcourse.training.loop`: :func:`train` itself;
+- :mod:`~mlmcourse.training.fine_tuning`: :func:`fine_tune`, the one recipe every task head
+  is fine-tuned with;
+- :mod:`~mlmcourse.training.distributed` and :mod:`~mlmcourse.training.packing`: several
+  processes under ``torchrun``, and rows packed with several texts.
 
 The loop knows nothing of pretraining: the recipe behind ``python -m mlmcourse pretrain``
 (YAML configs, tokenizer, model, data) is :mod:`mlmcourse.pretraining`, built on it.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from mlmcourse.training.batches import (
     EpochPlan,
@@ -34,6 +36,7 @@ from mlmcourse.training.batches import (
 )
 from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig, fine_tuning_config
 from mlmcourse.training.evaluation import evaluate, targets, to_device
+from mlmcourse.training.fine_tuning import fine_tune
 from mlmcourse.training.hardware import (
     CompileFallback,
     autocast_context,
@@ -54,6 +57,7 @@ from mlmcourse.training.stopping import StopRequest, TrainingDivergedError, Trai
 
 __all__ = [
     "TrainingConfig",
+    "fine_tune",
     "fine_tuning_config",
     "TrainResult",
     "TrainingDivergedError",
@@ -82,14 +86,3 @@ __all__ = [
     "unwrap_model",
     "wrap_ddp",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """The pretraining names (``PretrainConfig``, ``load_config``, ``pretrain``...) that moved
-    to :mod:`mlmcourse.pretraining`, importable from here as they always were. Looked up when
-    asked for: that package is built on this one, so importing it here would be circular."""
-    import mlmcourse.pretraining as pretraining
-
-    if name in getattr(pretraining, "__all__", ()):
-        return getattr(pretraining, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

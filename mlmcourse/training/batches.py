@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch.utils.data import DistributedSampler
 
-from mlmcourse.checks import check_positive_int
+from mlmcourse.utils.checks import check_positive_int
 
 __all__ = ["EpochPlan", "MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 

@@ -1,7 +1,7 @@
 """How to optimise: :class:`TrainingConfig`, the knobs of :func:`~mlmcourse.training.train`.
 
 Each field says what it means, which ``--help`` group it belongs to and how it is checked
-(:func:`mlmcourse.options.option`); names follow ``transformers.TrainingArguments``.
+(:func:`mlmcourse.utils.options.option`); names follow ``transformers.TrainingArguments``.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass, fields
 from functools import partial
 from typing import Any
 
-from mlmcourse.checks import (
+from mlmcourse.utils.checks import (
     check_choice,
     check_non_negative_int,
     check_number,
     check_positive_int,
     check_probability,
 )
-from mlmcourse.options import check_options, option
+from mlmcourse.utils.options import check_options, option
 
 __all__ = [
     "TrainingConfig",
@@ -100,7 +100,7 @@ class TrainingConfig:
     unpad: bool = _speed(
         False,
         "compute on the real tokens only, padding them into rows only around attention "
-        "(mlmcourse.unpadding): faster on batches with much padding; the same losses",
+        "(mlmcourse.model.unpadding): faster on batches with much padding; the same losses",
     )
 
     def __post_init__(self) -> None:

@@ -15,6 +15,7 @@ from torch import nn
 
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.training.hardware import autocast_context, unwrap_model
+from mlmcourse.utils.runtime import evaluating
 
 __all__ = ["evaluate", "to_device", "targets", "count_targets"]
 
@@ -28,9 +29,10 @@ def to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[s
 
 
 def targets(model: nn.Module, labels: torch.Tensor) -> torch.Tensor:
-    """The labels as the model scores them: a causal LM shifts them by one (``shift_labels``)."""
-    shift = getattr(unwrap_model(model), "shift_labels", None)
-    return shift(labels) if shift is not None else labels
+    """The labels as the model scores them: its ``targets(labels)`` hook (a causal LM shifts
+    them by one), or the labels themselves for a model without one (``transformers``')."""
+    hook = getattr(unwrap_model(model), "targets", None)
+    return hook(labels) if callable(hook) else labels
 
 
 def count_targets(model: nn.Module, batch: Mapping[str, torch.Tensor]) -> int:
@@ -64,7 +66,6 @@ def evaluate(
     *,
     device: torch.device | str | None = None,
     precision: str = "auto",
-    max_batches: int | None = None,
 ) -> dict[str, float]:
     """Masked-token loss, accuracy and perplexity over ``batches``, weighted by token.
 
@@ -73,15 +74,11 @@ def evaluate(
     ``exp(loss)``. The model is put in eval mode (no dropout) and restored afterwards.
     """
     device = torch.device(device) if device is not None else next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     loss_sum = torch.zeros((), dtype=torch.float64, device=device)
     correct = torch.zeros((), dtype=torch.long, device=device)
     n_tokens = torch.zeros((), dtype=torch.long, device=device)
-    try:
-        for i, batch in enumerate(batches):
-            if max_batches is not None and i >= max_batches:
-                break
+    with evaluating(model):
+        for batch in batches:
             batch = to_device(batch, device)
             labels = targets(model, batch["labels"])
             n = (labels != IGNORE_INDEX).sum()
@@ -93,8 +90,6 @@ def evaluate(
             loss_sum += out.loss.double() * n
             correct += (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
             n_tokens += n
-    finally:
-        model.train(was_training)
     total = n_tokens.item()
     if total == 0:
         raise ValueError("evaluate() found no labelled (masked) tokens in the given batches")

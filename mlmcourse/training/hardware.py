@@ -2,7 +2,7 @@
 
 Side effects that must happen once per job (printing, evaluation, checkpoints) go through
 :func:`is_main_process`, so the same loop runs under ``torchrun`` as
-``DistributedDataParallel`` (see :mod:`mlmcourse.distributed` and ``book/scaling.md``).
+``DistributedDataParallel`` (see :mod:`mlmcourse.training.distributed` and ``book/scaling.md``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from mlmcourse.checks import check_choice
 from mlmcourse.training.config import PRECISIONS
+from mlmcourse.utils.checks import check_choice
 
 __all__ = [
     "autocast_context",

@@ -20,8 +20,8 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from mlmcourse import checkpoint
-from mlmcourse.distributed import barrier, get_world_size
 from mlmcourse.training.config import TrainingConfig
+from mlmcourse.training.distributed import barrier, get_world_size
 from mlmcourse.training.evaluation import evaluate, to_device
 from mlmcourse.training.hardware import (
     CompileFallback,
@@ -50,6 +50,11 @@ class TrainResult:
     step: int = 0
     train_seconds: float = 0.0
     tokens_seen: int = 0
+
+    @property
+    def final_loss(self) -> float:
+        """The last logged training loss."""
+        return self.history["train"][-1]["loss"]
 
     @property
     def tokens_per_second(self) -> float:
@@ -184,7 +189,8 @@ def _final_evaluation(
     """Evaluate the whole validation set once more and say how the run ended."""
     result.final_eval = metrics = evaluate_now()
     result.history["eval"].append({"step": result.step, **_prefixed(metrics)})
-    kind = "next" if hasattr(unwrap_model(model), "shift_labels") else "masked"
+    causal = getattr(getattr(unwrap_model(model), "config", None), "is_causal", False)
+    kind = "next" if causal is True else "masked"
     say(
         f"final evaluation ({metrics['tokens']} {kind} tokens): loss "
         f"{metrics['loss']:.4f}, accuracy {metrics['accuracy']:.4f}, perplexity "

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlmcourse.checks import check_choice
 from mlmcourse.training.config import SCHEDULES, TrainingConfig
+from mlmcourse.utils.checks import check_choice
 
 __all__ = ["param_groups", "build_optimizer", "lr_multiplier", "get_scheduler", "build_scheduler"]
 

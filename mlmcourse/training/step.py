@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from mlmcourse.distributed import all_reduce_sum, get_rank, get_world_size, rank_step_seed
+from mlmcourse.training.distributed import all_reduce_sum, get_rank, get_world_size, rank_step_seed
 from mlmcourse.training.evaluation import count_targets
 from mlmcourse.training.hardware import autocast_context
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from mlmcourse.utils.runtime import evaluating
+
 __all__ = [
     "attention_explorer",
     "attention_html",
@@ -145,11 +147,8 @@ def sentence_attentions(model: Any, tokenizer: Any, sentence: str) -> tuple[list
     encoding = tokenizer.encode(sentence)
     device = next(model.parameters()).device
     input_ids = torch.tensor([encoding.ids], device=device)
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
+    with evaluating(model), torch.no_grad():
         out = model(input_ids, output_attentions=True)
-    model.train(was_training)
     return list(encoding.tokens), [a[0].cpu() for a in out.attentions]
 
 

@@ -74,8 +74,8 @@ def compare_html(
 
     ``tokens``: the sentence's tokens with exactly one mask (special tokens left out);
     ``mlm_predictions`` / ``clm_predictions``: candidate lists in ``fill_mask``'s format
-    (``token_str``, ``score``), e.g. from :func:`mlmcourse.mlm.fill_mask` and
-    :func:`mlmcourse.clm.next_word`. With ``answer``, each model's best guess is coloured
+    (``token_str``, ``score``), e.g. from :func:`mlmcourse.tasks.fill_mask.fill_mask` and
+    :func:`mlmcourse.tasks.generation.next_word`. With ``answer``, each model's best guess is coloured
     right or wrong.
     """
     positions = [i for i, t in enumerate(tokens) if t == mask_token]
@@ -123,8 +123,8 @@ def compare_predictions(
     mlm: Any, clm: Any, tokenizer: Any, text: str, top_k: int = 5
 ) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
     """Run both models on ``text`` (one ``[MASK]``): display tokens and the two candidate lists."""
-    from mlmcourse.clm import next_word
-    from mlmcourse.mlm import fill_mask
+    from mlmcourse.tasks.fill_mask import fill_mask
+    from mlmcourse.tasks.generation import next_word
 
     mlm_predictions = fill_mask(mlm, tokenizer, text, top_k=top_k)
     if mlm_predictions and not isinstance(mlm_predictions[0], Mapping):

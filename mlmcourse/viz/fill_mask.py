@@ -63,7 +63,7 @@ def fill_mask_html(
     """The input tokens as chips (each mask shows its best guess) and a bar chart per mask.
 
     ``tokens``: the tokenised input (e.g. ``tokenizer.encode(text).tokens``); ``predictions``:
-    :func:`mlmcourse.mlm.fill_mask`'s output for it.
+    :func:`mlmcourse.tasks.fill_mask.fill_mask`'s output for it.
     """
     per_mask = _per_mask(predictions)
     n_masks = sum(t == mask_token for t in tokens)
@@ -96,7 +96,7 @@ def _table_line(label: str, tokens: Sequence[str], colours: Sequence[str]) -> st
 
 
 def predictions_table_html(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Original / masked / predicted tokens for each row of :func:`mlmcourse.mlm.predictions_table`.
+    """Original / masked / predicted tokens for each row of :func:`mlmcourse.tasks.fill_mask.predictions_table`.
 
     Scored positions are coloured: green where the prediction equals the original, red where
     it does not; the accuracy over the shown rows is in the caption.
@@ -133,7 +133,7 @@ def predictions_table_html(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def fill_mask_state(model: Any, tokenizer: Any, text: str, top_k: int) -> str:
     """What the explorer shows for ``text``: :func:`fill_mask_html`, or why it cannot."""
-    from mlmcourse.mlm import fill_mask
+    from mlmcourse.tasks.fill_mask import fill_mask
 
     try:
         predictions = fill_mask(model, tokenizer, text, top_k=top_k)

@@ -1,6 +1,6 @@
 """NER explorer: text with its entities highlighted by type, and the thin ipywidgets wiring.
 
-:func:`entities_html` takes the text and the spans :func:`mlmcourse.ner.predict_entities`
+:func:`entities_html` takes the text and the spans :func:`mlmcourse.tasks.ner.predict_entities`
 returns (plain dicts with character offsets), so it is tested without a model or a browser;
 :func:`ner_explorer` only wires a text box and a "constrained decoding" switch to it.
 """
@@ -113,7 +113,7 @@ def entities_html(
 
 def ner_state(model: Any, tokenizer: Any, text: str, constrained: bool) -> str:
     """What the NER explorer shows for ``text``: :func:`entities_html`, or why it cannot."""
-    from mlmcourse.ner import predict_entities
+    from mlmcourse.tasks.ner import predict_entities
 
     id2label = getattr(model, "id2label", None) or {}
     types = _types_of_labels(id2label[i] for i in sorted(id2label))  # colours fixed per type

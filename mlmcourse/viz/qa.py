@@ -25,7 +25,7 @@ def answer_html(
 ) -> str:
     """The passage with the best answer highlighted, the runners-up listed under it.
 
-    ``answers`` is what :func:`mlmcourse.qa.answer` returns: one ``{"score", "start", "end",
+    ``answers`` is what :func:`mlmcourse.tasks.qa.answer` returns: one ``{"score", "start", "end",
     "answer"}`` dict or a ranked list of them. ``gold`` (the reference answers, when known) is
     shown under the passage, so a wrong span is visible as wrong.
     """
@@ -55,7 +55,7 @@ def answer_html(
 def qa_state(model: Any, tokenizer: Any, example: Any, question: str, top_k: int) -> str:
     """What the QA explorer shows: the answer to ``question`` in ``example``'s passage, drawn by
     :func:`answer_html` (with the reference answers when the question is the example's own)."""
-    from mlmcourse.qa import answer
+    from mlmcourse.tasks.qa import answer
 
     try:
         found = answer(model, tokenizer, question, example.context, top_k=top_k)

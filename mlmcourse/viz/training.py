@@ -17,7 +17,7 @@ def plot_history(
     """Three panels: training and validation loss, validation accuracy, validation perplexity.
 
     ``history`` is ``TrainResult.history`` (``{"train": [...], "eval": [...]}``). ``baseline``
-    (e.g. :func:`mlmcourse.mlm.unigram_baseline`'s result) draws dashed reference lines, so the
+    (e.g. :func:`mlmcourse.tasks.fill_mask.unigram_baseline`'s result) draws dashed reference lines, so the
     reader sees how far above "predict the most frequent word" the model is. Returns the figure.
     """
     import matplotlib.pyplot as plt

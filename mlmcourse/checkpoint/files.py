@@ -1,0 +1,420 @@
+"""Checkpoints: one directory a reader can open, written atomically, resumable exactly.
+
+A checkpoint is a Hugging Face model folder plus the training state. It holds
+
+- ``config.json``: the model configuration, with the keys ``transformers`` reads
+  (``model_type``, ``is_decoder``, ...), so ``transformers.BertForMaskedLM.from_pretrained``
+  loads the folder as it is (a pre-LayerNorm model, which ``transformers``' BERT cannot
+  express, leaves them out, so ``transformers`` refuses it instead of loading a wrong model);
+  a NER tagger's also names its labels as ``transformers`` does (``num_labels``,
+  ``id2label``, ``label2id``), so ``BertForTokenClassification.from_pretrained`` opens it;
+- ``model.safetensors``: the weights, with Hugging Face parameter names; a tied decoder is
+  stored once;
+- ``tokenizer.json``: the tokenizer the model was trained with (ids must match rows);
+- ``training_state.pt`` and ``trainer_state.json`` (only for training checkpoints): optimiser,
+  scheduler, step, RNG states and the history, so a run can continue as if never stopped.
+
+The directory is written to a temporary sibling and renamed into place, so a crash mid-write
+never leaves a half-written checkpoint where the last good one was; the next save or load
+cleans up what a killed save left (:func:`recover_checkpoint_dir`). Loading checks that the
+files fit together (``config.json`` against the weights' shapes and the tokenizer's
+vocabulary) and names the file when one is damaged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlmcourse.checkpoint.atomic import atomic_directory, recover_checkpoint_dir
+from mlmcourse.checkpoint.weights import (
+    WeightsMismatchError,
+    check_vocab_fits,
+    load_state_strict,
+    split_encoder_state,
+)
+from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model.config import MODERN_FIELDS, SIZE_FIELDS
+from mlmcourse.tokenization import load_tokenizer
+from mlmcourse.utils.checks import ConfigError, check_path_exists, read_json, reading
+from mlmcourse.utils.runtime import rng_state, set_rng_state
+
+__all__ = [
+    "CONFIG_NAME",
+    "HEAD_KEYS",
+    "WEIGHTS_NAME",
+    "TOKENIZER_NAME",
+    "STATE_NAME",
+    "check_checkpoint_target",
+    "check_config_matches",
+    "encoder_config",
+    "load_encoder",
+    "load_tokenizer_of",
+    "load_training_state",
+    "load_weights",
+    "read_config",
+    "read_trainer_state",
+    "save_checkpoint",
+    "save_encoder",
+    "shipped_checkpoint",
+    "tokenizer_fingerprint",
+]
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+TOKENIZER_NAME = "tokenizer.json"
+STATE_NAME = "training_state.pt"
+TRAINER_STATE_NAME = "trainer_state.json"
+# config.json's record of the tokenizer the weights were saved with (see tokenizer_fingerprint).
+FINGERPRINT_KEY = "tokenizer_vocab_sha256"
+# Keys of config.json besides EncoderConfig's fields.
+# The keys transformers' BertConfig needs besides ours (our is_causal is its is_decoder).
+HF_KEYS = ("model_type", "is_decoder")
+METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
+# The keys a head adds (its head_config()), as transformers names them: a classifier's labels.
+HEAD_KEYS = ("num_labels", "id2label", "label2id", "classifier_dropout")
+
+# Config keys that change the shape or meaning of the weights; dropout rates and the
+# initialiser range do not, so a checkpoint may be loaded into a model that differs there.
+ARCHITECTURE_KEYS = (
+    *SIZE_FIELDS,
+    "hidden_act",
+    "pre_layer_norm",
+    "is_causal",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def check_checkpoint_target(directory: str | Path) -> None:
+    """Refuse to replace a file, or a folder that is not a checkpoint: a save swaps the whole
+    directory, so ``output_dir`` pointing at a project folder would delete that folder.
+    :func:`~mlmcourse.training.train` calls it before its first step, not after the run."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise FileExistsError(
+            f"cannot write a checkpoint to {directory}: it is a file; a checkpoint is a "
+            f"directory, so give a new or empty directory (e.g. runs/my-run)"
+        )
+    if directory.is_dir() and not (directory / CONFIG_NAME).is_file():
+        present = sorted(p.name for p in directory.iterdir())
+        if present:
+            raise FileExistsError(
+                f"refusing to write a checkpoint to {directory}: it exists, is not a "
+                f"checkpoint and holds {present[:5]}{' ...' if len(present) > 5 else ''}, "
+                f"which saving would delete. Give a new or empty directory (e.g. runs/my-run)"
+            )
+
+
+def _model_config(model: nn.Module) -> dict[str, Any]:
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        raise TypeError(
+            f"save_checkpoint needs a model with a .config that has to_dict() (an "
+            f"EncoderConfig), got {type(model).__name__} without one"
+        )
+    return dict(config.to_dict())
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str | None:
+    """The sha256 of a tokenizer's vocabulary (its tokens in id order), or ``None``.
+
+    ``config.json`` records it, so a ``tokenizer.json`` swapped for another one (a different
+    or smaller vocabulary, whose ids mean other words) is refused on load instead of
+    predicting garbage. Tokenizers without ``get_vocab`` have no fingerprint.
+    """
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    if get_vocab is None:
+        return None
+    by_id = sorted(get_vocab().items(), key=lambda item: item[1])
+    return hashlib.sha256(json.dumps(by_id, ensure_ascii=False).encode()).hexdigest()
+
+
+def _check_tokenizer(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
+    if "vocab_size" in config:
+        check_vocab_fits(tokenizer, config["vocab_size"], where)
+
+
+def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: str) -> None:
+    """On load, the tokenizer must be the one the weights were saved with (ids are rows)."""
+    _check_tokenizer(config, tokenizer, where)
+    saved = config.get(FINGERPRINT_KEY)
+    if saved is not None:
+        if tokenizer_fingerprint(tokenizer) != saved:
+            raise WeightsMismatchError(
+                f"{where}: {TOKENIZER_NAME} is not the tokenizer these weights were saved with "
+                f"(its vocabulary of {tokenizer.vocab_size} tokens differs from the one "
+                f"recorded in {CONFIG_NAME}), so token ids would mean other words. Put the "
+                f"original {TOKENIZER_NAME} back, or train a new model with this tokenizer."
+            )
+    elif "vocab_size" in config and tokenizer.vocab_size != int(config["vocab_size"]):
+        # A checkpoint from before fingerprints: the sizes must at least agree.
+        raise WeightsMismatchError(
+            f"{where}: the tokenizer has {tokenizer.vocab_size} tokens but the model's "
+            f"vocab_size is {config['vocab_size']}: it is not the tokenizer the model was "
+            f"trained with. Use that one."
+        )
+
+
+def _hf_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes ``config.json`` a ``transformers`` BERT config (``position_embedding_type``
+    is one of our fields); none for a pre-LN model or one with a modern encoder's switch."""
+    bert = EncoderConfig()
+    modern = any(config.get(f, getattr(bert, f)) != getattr(bert, f) for f in MODERN_FIELDS)
+    if config.get("pre_layer_norm") or modern or "is_causal" not in config:
+        return {}
+    return {"model_type": "bert", "is_decoder": config["is_causal"]}
+
+
+def head_config(model: nn.Module) -> dict[str, Any]:
+    """The keys a head adds to ``config.json`` (its ``head_config()``); none for an encoder."""
+    keys = dict(getattr(model, "head_config", dict)())
+    unknown = sorted(set(keys) - set(HEAD_KEYS))
+    if unknown:
+        raise ValueError(f"{type(model).__name__}.head_config() returned unknown keys {unknown}")
+    return keys
+
+
+def save_checkpoint(
+    directory: str | Path,
+    model: nn.Module,
+    *,
+    tokenizer: Any = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    step: int | None = None,
+    training_config: Mapping[str, Any] | None = None,
+    history: Mapping[str, Any] | None = None,
+    tokens_seen: int = 0,
+) -> Path:
+    """Write ``model`` (and optionally its tokenizer and training state) to ``directory``.
+
+    The weights keep the model's own parameter names (Hugging Face's), so a
+    :class:`~mlmcourse.heads.BertForMaskedLM` exports to ``transformers`` without renaming (see
+    :func:`mlmcourse.interop.bert.export_hf`). A head's own keys (a classifier's labels) come
+    from its ``head_config()``. Returns the directory.
+    """
+    from safetensors.torch import save_model
+
+    directory = Path(directory)
+    config = _model_config(model)
+    if tokenizer is not None:
+        _check_tokenizer(config, tokenizer, "save_checkpoint")
+    config_json = {
+        "architectures": [type(model).__name__],
+        **config,
+        **_hf_keys(config),
+        **head_config(model),
+    }
+    fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
+    if fingerprint is not None:
+        config_json[FINGERPRINT_KEY] = fingerprint
+    check_checkpoint_target(directory)
+    with atomic_directory(directory) as tmp:
+        (tmp / CONFIG_NAME).write_text(json.dumps(config_json, indent=2) + "\n")
+        # save_model stores a tied (shared) tensor once and load_model re-ties it.
+        save_model(model, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
+        if tokenizer is not None:
+            tokenizer.save(tmp / TOKENIZER_NAME)
+        if optimizer is not None or step is not None:
+            torch.save(
+                {
+                    "step": step or 0,
+                    "optimizer": optimizer.state_dict() if optimizer is not None else None,
+                    "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                    "rng": rng_state(),
+                    "tokens_seen": tokens_seen,
+                },
+                tmp / STATE_NAME,
+            )
+            trainer_state = {
+                "step": step or 0,
+                "tokens_seen": tokens_seen,
+                "training_config": dict(training_config or {}),
+                "history": dict(history or {}),
+            }
+            (tmp / TRAINER_STATE_NAME).write_text(json.dumps(trainer_state, indent=1) + "\n")
+    return directory
+
+
+def save_encoder(directory: str | Path, model: nn.Module, *, tokenizer: Any = None) -> Path:
+    """Save only the encoder of an MLM model (its ``.bert``), for downstream tasks such as NER."""
+    encoder = getattr(model, "bert", model)
+    return save_checkpoint(directory, encoder, tokenizer=tokenizer)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def read_config(directory: str | Path) -> dict[str, Any]:
+    """``config.json`` of a checkpoint directory (after cleaning up what a killed save left)."""
+    directory = Path(directory)
+    recover_checkpoint_dir(directory)
+    path = directory / CONFIG_NAME
+    if not path.is_file():
+        if not directory.exists():
+            raise FileNotFoundError(f"no checkpoint at {directory}: the directory does not exist")
+        raise FileNotFoundError(
+            f"{directory} is not a checkpoint: it has no {CONFIG_NAME} "
+            f"(expected {CONFIG_NAME}, {WEIGHTS_NAME} and usually {TOKENIZER_NAME})"
+        )
+    return read_json(path, "a checkpoint config")
+
+
+def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse a checkpoint whose architecture differs from ``model``'s, naming every difference."""
+    ours = _model_config(model)
+    diffs = [
+        f"{key}: checkpoint {saved[key]!r} vs model {ours[key]!r}"
+        for key in ARCHITECTURE_KEYS
+        if key in saved and key in ours and saved[key] != ours[key]
+    ]
+    if diffs:
+        raise WeightsMismatchError(
+            f"the checkpoint{' ' + where if where else ''} does not match the model: "
+            + "; ".join(diffs)
+            + ". Build the model from the checkpoint's config.json (load_checkpoint does)."
+        )
+
+
+def load_weights(model: nn.Module, directory: str | Path) -> nn.Module:
+    """Load ``directory``'s weights into ``model`` after checking that the configs match."""
+    directory = Path(directory)
+    check_config_matches(model, read_config(directory), where=str(directory))
+    state = read_weights(directory)
+    hint = f"was {CONFIG_NAME} edited, or copied from another checkpoint?"
+    return load_state_strict(model, state, source=str(directory / WEIGHTS_NAME), hint=hint)
+
+
+def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> EncoderConfig:
+    """The :class:`EncoderConfig` of a checkpoint's ``config.json``; unknown keys are an error.
+
+    A head's own keys (:data:`HEAD_KEYS`) are left to the head.
+
+    An unknown key is a typo (``hidden_sise``) or a setting this version cannot honour; either
+    way, building the model without it would silently give another model than intended.
+    """
+    config = {k: v for k, v in config.items() if k not in HEAD_KEYS}
+    known = list(EncoderConfig.__dataclass_fields__)
+    unknown = sorted(k for k in config if k not in known and k not in METADATA_KEYS)
+    if unknown:
+        hint = (
+            " (a Hugging Face directory? use mlmcourse.interop.bert.load_bert)"
+            if "model_type" in config and "is_causal" not in config
+            else ""
+        )
+        raise ConfigError(
+            f"{source} has unknown key(s) {unknown}{hint}; valid keys are "
+            f"{', '.join(known + list(METADATA_KEYS))}"
+        )
+    encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    written = {k: config[k] for k in HF_KEYS if k in config}
+    if written and written != _hf_keys(encoder_config.to_dict()):
+        raise ConfigError(
+            f"{source}: {written} contradicts the model's own keys (is_causal "
+            f"{encoder_config.is_causal}, pre_layer_norm {encoder_config.pre_layer_norm}); "
+            f"was it edited by hand?"
+        )
+    return encoder_config
+
+
+def read_weights(directory: str | Path) -> dict[str, torch.Tensor]:
+    """The tensors of ``model.safetensors``, with the file named if it is missing or damaged."""
+    from safetensors.torch import load_file
+
+    path = Path(directory) / WEIGHTS_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} has no {WEIGHTS_NAME}: the checkpoint has no weights")
+    with reading(path, "safetensors weights"):
+        return load_file(path)
+
+
+def load_encoder(directory: str | Path, *, device: torch.device | str = "cpu") -> BertModel:
+    """The encoder (``BertModel``, eval mode) of any checkpoint: an encoder's or any head's.
+
+    Only the encoder's tensors are read into it (``bert.*`` of a head); a head's own layers
+    are left out, so this works for every head, including ones this version does not know.
+    """
+    directory = Path(directory)
+    source = str(directory / CONFIG_NAME)
+    config = encoder_config(read_config(directory), source)
+    state, _ = split_encoder_state(read_weights(directory))
+    encoder = BertModel(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
+    hint = f"was {CONFIG_NAME} edited, or copied from another checkpoint?"
+    load_state_strict(encoder, state, source=str(directory / WEIGHTS_NAME), hint=hint)
+    return encoder.to(device).eval()
+
+
+def load_tokenizer_of(directory: str | Path, config: Mapping[str, Any]) -> Any:
+    """The checkpoint's ``tokenizer.json`` (``None`` without one), refused if it is not the
+    tokenizer the weights were saved with."""
+    path = Path(directory) / TOKENIZER_NAME
+    if not path.is_file():
+        return None
+    with reading(path, "a tokenizer"):
+        tokenizer = load_tokenizer(path)
+    _check_tokenizer_belongs(config, tokenizer, f"load_checkpoint({directory})")
+    return tokenizer
+
+
+def read_trainer_state(directory: str | Path) -> dict[str, Any] | None:
+    """``trainer_state.json`` (step, training config, history), or ``None`` for a model only."""
+    path = Path(directory) / TRAINER_STATE_NAME
+    return read_json(path, "a trainer state") if path.is_file() else None
+
+
+def load_training_state(
+    directory: str | Path,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+) -> dict[str, Any]:
+    """Restore weights, optimiser, scheduler and RNG states; return step, history, tokens seen."""
+    directory = recover_checkpoint_dir(directory)
+    check_path_exists(directory, "checkpoint to resume from", kind="dir")
+    if not (directory / STATE_NAME).is_file():
+        raise FileNotFoundError(
+            f"cannot resume from {directory}: it has no {STATE_NAME} (it is a model-only "
+            f"checkpoint; start a new run that loads its weights instead)"
+        )
+    load_weights(model, directory)
+    with reading(directory / STATE_NAME, "a training state (torch.save)"):
+        state = torch.load(directory / STATE_NAME, map_location="cpu", weights_only=True)
+    if optimizer is not None and state["optimizer"] is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    if scheduler is not None and state["scheduler"] is not None:
+        scheduler.load_state_dict(state["scheduler"])
+    set_rng_state(state["rng"])
+    trainer_state = read_json(directory / TRAINER_STATE_NAME, "a trainer state")
+    return {
+        "step": int(state["step"]),
+        "tokens_seen": int(state.get("tokens_seen", 0)),
+        "history": trainer_state.get("history"),
+        "training_config": trainer_state.get("training_config"),
+    }
+
+
+def shipped_checkpoint(name: str = "world") -> Path:
+    """The path of a checkpoint shipped inside the package (``mlmcourse/assets/checkpoints/<name>``)."""
+    import importlib.resources
+
+    root = Path(str(importlib.resources.files("mlmcourse") / "assets" / "checkpoints"))
+    path = root / name
+    if not (path / CONFIG_NAME).is_file():
+        available = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        raise FileNotFoundError(
+            f"no shipped checkpoint named {name!r}; available: {available or 'none'}"
+        )
+    return path

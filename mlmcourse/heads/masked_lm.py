@@ -1,0 +1,191 @@
+"""The masked-LM head: ``BertForMaskedLM``, the encoder plus a read-out tied to its embeddings.
+
+The head turns each encoder vector back into a score for every word of the vocabulary:
+dense -> GELU -> LayerNorm, then a decoder whose weight *is* the token-embedding matrix (tied)
+plus a per-token bias. Tying means "the vector that reads a word in" and "the vector that
+writes it out" are the same, which saves ``vocab_size x hidden_size`` parameters and trains
+both from every occurrence.
+
+Names follow ``transformers.BertForMaskedLM`` (``bert.*``, ``cls.predictions.*``), so a
+checkpoint of ours loads there unchanged (:func:`mlmcourse.interop.bert.export_hf`).
+Using it to fill in blanks is :mod:`mlmcourse.tasks.fill_mask`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mlmcourse.heads.base import EncoderHead, encoder_state, load_encoder_state
+from mlmcourse.masking import IGNORE_INDEX
+from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model.bert import reads_back
+from mlmcourse.model.config import ACTIVATIONS
+
+__all__ = [
+    "BertForMaskedLM",
+    "BertLMPredictionHead",
+    "BertOnlyMLMHead",
+    "BertPredictionHeadTransform",
+    "MaskedLMOutput",
+    "check_labels",
+    "masked_lm_loss",
+]
+
+
+class BertPredictionHeadTransform(nn.Module):
+    """dense -> activation -> LayerNorm: one more non-linear layer before reading out words."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.act = ACTIVATIONS[config.hidden_act]
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.act(self.dense(hidden_states)))  # (..., H)
+
+
+class BertLMPredictionHead(nn.Module):
+    """Transform, then scores over the vocabulary: ``h @ E^T + b`` with ``E`` the embeddings."""
+
+    def __init__(self, config: EncoderConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(config)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.decoder.weight = word_embeddings.weight  # tied: one (V, H) matrix, two uses
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.transform(hidden_states)) + self.bias  # (..., V)
+
+
+class BertOnlyMLMHead(nn.Module):
+    """The ``cls`` wrapper Hugging Face uses, kept so parameter names match theirs."""
+
+    def __init__(self, config: EncoderConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config, word_embeddings)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.predictions(hidden_states)
+
+
+@dataclass
+class MaskedLMOutput:
+    """What :class:`BertForMaskedLM` returns (Hugging Face's field names).
+
+    ``logits``: with ``labels``, only the labelled positions are scored, so it is ``(N, V)``
+    with one row per position where ``labels != -100``, in row-major order (the order of
+    ``labels[labels != -100]``); without ``labels`` it is ``(B, T, V)``.
+    ``loss``: mean cross-entropy over the labelled positions; exactly ``0.0`` (still attached
+    to the graph) when nothing is labelled, and ``None`` without ``labels``.
+    """
+
+    loss: torch.Tensor | None
+    logits: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of ``logits`` (N, V) against ``targets`` (N,), in fp32; 0 when N == 0.
+
+    ``F.cross_entropy`` over zero targets is ``0/0 = NaN`` (a seed bug): its gradient happens
+    to be zero, but the NaN loss stops a run that checks for divergence and spoils the logged
+    means, and a hand-written masked mean would put NaN into every gradient. An empty batch
+    contributes a zero loss that still has a gradient path.
+    """
+    if targets.numel() == 0:
+        return logits.sum() * 0.0
+    return F.cross_entropy(logits.float(), targets)
+
+
+class BertForMaskedLM(EncoderHead):
+    """The encoder plus the MLM head tied to its word embeddings; returns a :class:`MaskedLMOutput`.
+
+    With ``labels``, vocabulary scores are computed only where there is a target
+    (``labels != -100``, about 15% of tokens): the (H x V) read-out is the largest matmul of a
+    small model, so skipping the positions that are never scored is a large saving. A causal LM
+    is this same model with causal attention and shifted targets (:meth:`targets`).
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.bert = BertModel(config)
+        self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
+        # BERT's initialisation for the head's transform; the decoder is the (already
+        # initialised) embedding matrix and the output bias starts at zero.
+        self.cls.predictions.transform.apply(self.bert._init_weights)
+
+    @classmethod
+    def from_encoder(cls, encoder: nn.Module) -> BertForMaskedLM:
+        """A new MLM head on a pretrained encoder (its tied decoder is the encoder's embeddings)."""
+        config, state = encoder_state(encoder)
+        model = cls(config)
+        load_encoder_state(model.bert, state)
+        return model
+
+    def targets(self, labels: torch.Tensor) -> torch.Tensor:
+        """The token each position predicts (``-100``: none). MLM: the labels themselves."""
+        return labels
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        *,
+        position_ids: torch.Tensor | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        unpad: bool = False,
+    ) -> MaskedLMOutput:
+        """Loss (with ``labels``) and logits: (N, V) at the targets, or (B, T, V) without labels.
+
+        ``position_ids`` restarting at 0 mark packed rows (see :class:`~mlmcourse.model.BertModel`).
+        """
+        out = self.bert(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            position_ids=position_ids,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+            unpad=unpad,
+        )
+        hidden = out.last_hidden_state  # (B, T, H)
+        if labels is None:
+            return self.output_type(None, self.cls(hidden), out.hidden_states, out.attentions)
+        check_labels(labels, input_ids, self.config.vocab_size)
+        targets = self.targets(labels)
+        selected = targets != IGNORE_INDEX  # (B, T)
+        logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
+        loss = masked_lm_loss(logits, targets[selected])
+        return self.output_type(loss, logits, out.hidden_states, out.attentions)
+
+    output_type: type[MaskedLMOutput] = MaskedLMOutput
+
+
+def check_labels(labels: torch.Tensor, input_ids: torch.Tensor, vocab_size: int) -> None:
+    """Labels are token ids (or -100) with the shape of ``input_ids``; the values are read back
+    only on CPU, so a GPU step never waits for them (a wrong id there fails in the loss)."""
+    if not isinstance(labels, torch.Tensor) or labels.shape != input_ids.shape:
+        got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
+        raise ValueError(
+            f"labels must have the shape of input_ids {tuple(input_ids.shape)}, got {got}"
+        )
+    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        raise ValueError(f"labels must hold integer token ids (or -100), got {labels.dtype}")
+    if not reads_back(labels):
+        return
+    scored = labels[labels != IGNORE_INDEX]
+    if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= vocab_size):
+        raise ValueError(
+            f"labels must be token ids in [0, vocab_size={vocab_size}) or -100 "
+            f"(ignored), got values from {int(scored.min())} to {int(scored.max())}"
+        )

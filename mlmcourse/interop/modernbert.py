@@ -1,0 +1,168 @@
+"""Load a ``transformers`` ModernBERT checkpoint folder into our encoder, switches and all.
+
+ModernBERT (Warner et al., 2024) is BERT's encoder with the changes of :mod:`mlmcourse.model.modern`:
+rotary positions (theta 160,000 in global layers, 10,000 in local ones), GeGLU, pre-LayerNorm
+without biases, no biases in projections, no segment embeddings, and local attention (a window
+of 128 tokens) in two layers of every three. Its ``config.json`` maps onto
+:class:`~mlmcourse.model.EncoderConfig`, and its weights onto our names:
+
+=====================================  ===============================================
+ModernBERT                             ours
+=====================================  ===============================================
+``embeddings.tok_embeddings``          ``embeddings.word_embeddings``
+``embeddings.norm``                    ``embeddings.LayerNorm``
+``layers.i.attn_norm`` (i > 0)         ``encoder.layer.i.attention.output.LayerNorm``
+``layers.i.attn.Wqkv`` (3H rows)       ``...attention.self.query`` / ``key`` / ``value``
+``layers.i.attn.Wo``                   ``...attention.output.dense``
+``layers.i.mlp_norm``                  ``encoder.layer.i.output.LayerNorm``
+``layers.i.mlp.Wi`` / ``mlp.Wo``       ``...intermediate.dense`` / ``...output.dense``
+``final_norm``                         ``encoder.LayerNorm``
+=====================================  ===============================================
+
+A checkpoint with a head (``ModernBertForMaskedLM``) prefixes these with ``model.``; the head's
+own weights (``head.*``, ``decoder.*``) are not part of the encoder and are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mlmcourse.checkpoint import load_state_strict
+from mlmcourse.checkpoint.files import CONFIG_NAME
+from mlmcourse.checkpoint.weights import check_vocab_fits
+from mlmcourse.interop.bert import read_hf_weights
+from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.utils.checks import read_json, reading
+
+__all__ = ["config_from_modernbert", "encoder_state_from_modernbert", "load_modernbert"]
+
+_ACTIVATION_TO_FFN = {"gelu": "geglu", "silu": "swiglu", "swish": "swiglu"}
+
+_RENAMES = [  # (ModernBERT's name, ours), for every weight but Wqkv
+    (r"embeddings\.tok_embeddings\.", "embeddings.word_embeddings."),
+    (r"embeddings\.norm\.", "embeddings.LayerNorm."),
+    (r"layers\.(\d+)\.attn_norm\.", r"encoder.layer.\1.attention.output.LayerNorm."),
+    (r"layers\.(\d+)\.attn\.Wo\.", r"encoder.layer.\1.attention.output.dense."),
+    (r"layers\.(\d+)\.mlp_norm\.", r"encoder.layer.\1.output.LayerNorm."),
+    (r"layers\.(\d+)\.mlp\.Wi\.", r"encoder.layer.\1.intermediate.dense."),
+    (r"layers\.(\d+)\.mlp\.Wo\.", r"encoder.layer.\1.output.dense."),
+    (r"final_norm\.", "encoder.LayerNorm."),
+]
+
+
+def _global_every(layer_types: list[str]) -> int:
+    """ModernBERT's layer pattern as ``global_attn_every_n_layers``; other patterns are refused."""
+    n_layers = len(layer_types)
+    for every in range(1, n_layers + 1):
+        expected = [
+            "full_attention" if i % every == 0 else "sliding_attention" for i in range(n_layers)
+        ]
+        if layer_types == expected:
+            return every
+    raise ValueError(
+        f"layer_types {layer_types} is not 'global every n layers, starting with the first'; "
+        f"our encoder has no other pattern"
+    )
+
+
+def config_from_modernbert(hf_config: Mapping[str, Any]) -> EncoderConfig:
+    """Translate a ModernBERT ``config.json`` into an :class:`EncoderConfig` with its switches."""
+    model_type = hf_config.get("model_type")
+    if model_type != "modernbert":
+        raise ValueError(
+            f"expected a ModernBERT config (model_type 'modernbert'), got {model_type!r}"
+        )
+    biases = {k: bool(hf_config.get(k, False)) for k in ("attention_bias", "mlp_bias", "norm_bias")}
+    if len(set(biases.values())) != 1:
+        raise ValueError(
+            f"our encoder has one bias switch for all layers; this config has {biases}"
+        )
+    activation = hf_config.get("hidden_activation", "gelu")
+    if activation not in _ACTIVATION_TO_FFN:
+        raise ValueError(f"hidden_activation {activation!r} has no gated block here (gelu or silu)")
+    n_layers = int(hf_config["num_hidden_layers"])
+    every = hf_config.get("global_attn_every_n_layers", 3)
+    if hf_config.get("layer_types") is not None:
+        every = _global_every(list(hf_config["layer_types"]))
+    rope = hf_config.get("rope_parameters") or {}
+    global_theta = (rope.get("full_attention") or {}).get("rope_theta") or hf_config.get(
+        "global_rope_theta", 160_000.0
+    )
+    local_theta = (rope.get("sliding_attention") or {}).get("rope_theta") or hf_config.get(
+        "local_rope_theta", 10_000.0
+    )
+    dropout = float(hf_config.get("mlp_dropout", 0.0))
+    return EncoderConfig(
+        vocab_size=hf_config["vocab_size"],
+        hidden_size=hf_config["hidden_size"],
+        num_hidden_layers=n_layers,
+        num_attention_heads=hf_config["num_attention_heads"],
+        intermediate_size=hf_config["intermediate_size"],
+        max_position_embeddings=hf_config.get("max_position_embeddings", 8192),
+        type_vocab_size=0,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=float(hf_config.get("attention_dropout", 0.0)),
+        layer_norm_eps=hf_config.get("norm_eps", 1e-5),
+        pad_token_id=hf_config.get("pad_token_id") or 0,
+        initializer_range=hf_config.get("initializer_range", 0.02),
+        pre_layer_norm=True,
+        position_embedding_type="rotary",
+        rope_theta=float(global_theta),
+        local_rope_theta=float(local_theta),
+        ffn_type=_ACTIVATION_TO_FFN[activation],
+        bias=biases["attention_bias"],
+        local_attention=int(hf_config.get("local_attention", 128)) if every > 1 else 0,
+        global_attn_every_n_layers=every,
+    )
+
+
+def encoder_state_from_modernbert(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """ModernBERT's encoder weights under our names (see the table above); head weights dropped."""
+    ours: dict[str, torch.Tensor] = {}
+    for name, tensor in state.items():
+        name = name.removeprefix("model.")
+        if name.startswith(("head.", "decoder.", "classifier.")):
+            continue  # a head's weights, not the encoder's
+        qkv = re.fullmatch(r"layers\.(\d+)\.attn\.Wqkv\.(weight|bias)", name)
+        if qkv:  # rows: all heads' queries, then keys, then values
+            layer, kind = qkv.groups()
+            for part, chunk in zip(("query", "key", "value"), tensor.chunk(3), strict=True):
+                ours[f"encoder.layer.{layer}.attention.self.{part}.{kind}"] = chunk.clone()
+            continue
+        for pattern, replacement in _RENAMES:
+            if re.match(pattern, name):
+                name = re.sub(pattern, replacement, name, count=1)
+                break
+        ours[name] = tensor
+    return ours
+
+
+def load_modernbert(
+    directory: str | Path, *, device: torch.device | str = "cpu"
+) -> tuple[BertModel, Any]:
+    """Load a local ModernBERT folder as ``(BertModel in eval mode, tokenizer or None)``.
+
+    Like :func:`mlmcourse.interop.bert.load_bert`: ``config.json`` gives the switches, the weights load
+    strictly (every missing, unexpected or misshapen tensor is reported), and
+    ``tokenizer.json``, when present, is loaded too.
+    """
+    directory = Path(directory)
+    if not (directory / CONFIG_NAME).is_file():
+        raise FileNotFoundError(f"{directory} has no {CONFIG_NAME}, so it is not a model folder")
+    config = config_from_modernbert(read_json(directory / CONFIG_NAME, "a ModernBERT config"))
+    model = BertModel(config)
+    state = encoder_state_from_modernbert(read_hf_weights(directory))
+    load_state_strict(model, state, source=str(directory))
+    tokenizer = None
+    if (directory / "tokenizer.json").is_file():
+        from mlmcourse.tokenization import load_tokenizer
+
+        with reading(directory, "a tokenizer (tokenizer.json)"):
+            tokenizer = load_tokenizer(directory)
+        check_vocab_fits(tokenizer, config.vocab_size, f"load_modernbert({directory})")
+    return model.to(device).eval(), tokenizer

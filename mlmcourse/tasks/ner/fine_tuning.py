@@ -1,0 +1,109 @@
+"""Fine-tuning a tagger: a fresh classifier on the pretrained encoder, or the same from scratch.
+
+The NER chapter and ``experiments/ner_curve.py`` compare the two under one recipe (same
+architecture, steps, batches and seed), so the recipe lives here once.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlmcourse.heads import BertForTokenClassification
+from mlmcourse.tasks.ner.alignment import encode_words, words_and_tags
+from mlmcourse.tasks.ner.batches import tokenize_and_align_labels, word_dropout
+from mlmcourse.tasks.ner.labels import LabelVocab
+from mlmcourse.training import TrainResult, fine_tune
+from mlmcourse.utils.runtime import set_seed
+
+__all__ = ["REAL_TEXT_RECIPE", "fine_tune_tagger", "new_tagger"]
+
+REAL_TEXT_RECIPE = {
+    "epochs": 2,
+    "batch_size": 16,
+    "learning_rate": 2e-4,
+    "lr_scheduler_type": "linear",
+}
+"""Fine-tuning a real pretrained encoder (MiniLM) on real text: the settings chosen on WNUT-17's
+dev split by ``experiments/wnut17_minilm.py`` (see ``results/wnut17_minilm.json``)."""
+
+
+def new_tagger(
+    encoder: nn.Module,
+    labels: LabelVocab,
+    *,
+    pretrained: bool,
+    seed: int,
+    classifier_dropout: float = 0.1,
+) -> BertForTokenClassification:
+    """A tagger with ``encoder``'s weights and a fresh classifier, or its architecture at random.
+
+    ``encoder`` is a :class:`~mlmcourse.model.BertModel` or a model holding one as ``.bert``
+    (an MLM). The seed is set first, so the classifier (and, from scratch, every weight) is
+    the same for the same seed.
+    """
+    set_seed(seed)
+    if pretrained:
+        return BertForTokenClassification.from_encoder(
+            encoder, len(labels), id2label=labels, classifier_dropout=classifier_dropout
+        )
+    config = copy.deepcopy(getattr(encoder, "bert", encoder).config)
+    return BertForTokenClassification(
+        config, len(labels), id2label=labels, classifier_dropout=classifier_dropout
+    )
+
+
+def fine_tune_tagger(
+    model: BertForTokenClassification,
+    sentences: Sequence[Any],
+    tokenizer: Any,
+    labels: LabelVocab,
+    *,
+    steps: int | None = None,
+    epochs: int | None = None,
+    batch_size: int = 16,
+    learning_rate: float = 2e-3,
+    lr_scheduler_type: str = "cosine",
+    unk_rate: float = 0.0,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    unpad: bool = False,
+) -> TrainResult:
+    """Train ``model`` on ``sentences`` with :func:`mlmcourse.training.fine_tune`; return the run.
+
+    Give ``steps`` or ``epochs``. With ``steps``, batch ``i`` draws ``batch_size`` sentences with
+    replacement (the world chapters' recipe). With ``epochs``, each epoch visits every sentence
+    once in batches of similar length, which on real text such as tweets halves the padding.
+    ``unk_rate`` hides that share of the labelled words (:func:`word_dropout`). ``unpad=True``
+    computes on the real tokens only (:mod:`mlmcourse.model.unpadding`): the same losses,
+    faster when batches hold much padding.
+    """
+    if not sentences:
+        raise ValueError("fine_tune_tagger needs at least one training sentence")
+    max_length = model.config.max_position_embeddings
+    lengths = _piece_lengths(sentences, tokenizer, max_length) if epochs is not None else None
+
+    def make_batch(rows: list[Any], generator: torch.Generator) -> dict[str, torch.Tensor]:
+        batch = tokenize_and_align_labels(rows, tokenizer, labels, max_length=max_length)
+        return word_dropout(
+            batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=generator
+        )
+
+    return fine_tune(
+        model, sentences, make_batch, lengths=lengths, epochs=epochs, steps=steps,
+        batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
+        seed=seed, unpad=unpad, device=device, progress=progress,
+    )  # fmt: skip
+
+
+def _piece_lengths(sentences: Sequence[Any], tokenizer: Any, max_length: int) -> list[int]:
+    """How many pieces each sentence is, for batches of similar length."""
+    return [
+        len(encode_words(tokenizer, words_and_tags(s, i)[0], max_length=max_length).input_ids)
+        for i, s in enumerate(sentences)
+    ]

@@ -1,0 +1,65 @@
+"""The book's structure: the table of contents, the Colab notebooks and the configuration agree."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _toc_files(node) -> list[str]:
+    files = []
+    if isinstance(node, dict):
+        if "file" in node:
+            files.append(node["file"])
+        if "root" in node:
+            files.append(node["root"])
+        for value in node.values():
+            files.extend(_toc_files(value))
+    elif isinstance(node, list):
+        for item in node:
+            files.extend(_toc_files(item))
+    return files
+
+
+def test_every_chapter_is_in_the_toc_and_every_toc_entry_exists():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = {str(Path(f).with_suffix("")) for f in _toc_files(toc)}
+    on_disk = {str(p.relative_to(ROOT).with_suffix("")) for p in (ROOT / "book").glob("*.md")}
+    assert on_disk - listed == set(), "chapters missing from _toc.yml"
+    assert listed - on_disk == set(), "_toc.yml lists files that do not exist"
+
+
+def test_colab_notebooks_are_up_to_date():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_notebooks.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_config_sets_the_repository_once_and_never_allows_errors():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["repository"]["url"].startswith("https://github.com/")
+    assert config["html"]["baseurl"].startswith("https://")  # the notebooks link to its pages
+    assert config["execute"]["allow_errors"] is False
+    assert config["execute"]["execute_notebooks"] in {"force", "cache"}
+    assert "book/*.ipynb" in config["exclude_patterns"]
+
+
+def test_readme_and_intro_open_every_chapter_in_colab():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = config["repository"]["url"].removeprefix("https://github.com/")
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{config['repository']['branch']}"
+    readme = (ROOT / "README.md").read_text()
+    intro = (ROOT / "book" / "intro.md").read_text()
+    for chapter in (ROOT / "book").glob("*.md"):
+        if "jupytext:" not in chapter.read_text()[:500]:
+            continue  # a plain page (troubleshooting) is no notebook
+        link = f"{colab}/book/{chapter.stem}.ipynb"
+        assert link in readme, f"README has no Colab badge for {chapter.stem}"
+        assert link in intro, f"the intro has no Colab badge for {chapter.stem}"
+    assert "## For teachers" in readme

@@ -1,0 +1,161 @@
+"""BertForMaskedLM: head structure, labelled-only logits, loss, empty batches, HF parity."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mlmcourse.checkpoint import save_checkpoint
+from mlmcourse.heads import BertForMaskedLM, load_checkpoint
+from mlmcourse.heads.masked_lm import masked_lm_loss
+from mlmcourse.interop.bert import export_hf
+from mlmcourse.tasks.fill_mask import unigram_baseline
+from tests.tiny import tiny_encoder_config
+
+VOCAB_SIZE = 50  # the error messages below name it
+
+
+def _model(**kw) -> BertForMaskedLM:
+    torch.manual_seed(0)
+    return BertForMaskedLM(tiny_encoder_config(vocab_size=VOCAB_SIZE, **kw)).eval()
+
+
+def _batch(seed: int = 0, b: int = 3, t: int = 10) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, VOCAB_SIZE, (b, t), generator=g)
+    masked = torch.rand(b, t, generator=g) < 0.3
+    masked[0, 1] = True
+    labels = torch.where(masked, ids, torch.full_like(ids, -100))
+    inputs = torch.where(masked, torch.full_like(ids, 4), ids)
+    attention_mask = torch.ones_like(ids)
+    attention_mask[2, 7:] = 0
+    labels[2, 7:] = -100
+    return {"input_ids": inputs, "attention_mask": attention_mask, "labels": labels}
+
+
+def test_decoder_is_tied_to_the_word_embeddings():
+    model = _model()
+    decoder = model.cls.predictions.decoder.weight
+    assert decoder is model.bert.embeddings.word_embeddings.weight
+    names = dict(model.named_parameters())
+    assert "cls.predictions.decoder.weight" not in names  # counted (and decayed) once
+    assert {"cls.predictions.bias", "cls.predictions.transform.dense.weight"} <= set(names)
+    assert model.num_parameters() == sum(p.numel() for p in names.values())
+
+
+def test_labelled_logits_are_the_full_logits_at_labelled_positions():
+    model = _model()
+    batch = _batch()
+    full = model(batch["input_ids"], batch["attention_mask"]).logits  # (B, T, V)
+    out = model(**batch)
+    selected = batch["labels"] != -100
+    assert out.logits.shape == (int(selected.sum()), VOCAB_SIZE)
+    torch.testing.assert_close(out.logits, full[selected], atol=1e-5, rtol=1e-5)
+    reference = F.cross_entropy(
+        full.view(-1, VOCAB_SIZE), batch["labels"].view(-1), ignore_index=-100
+    )
+    torch.testing.assert_close(out.loss, reference, atol=1e-5, rtol=1e-5)
+
+
+def test_a_batch_with_nothing_masked_gives_zero_loss_not_nan():
+    model = _model().train()
+    batch = _batch()
+    batch["labels"] = torch.full_like(batch["labels"], -100)
+    out = model(**batch)
+    assert out.loss.item() == 0.0 and out.logits.shape == (0, VOCAB_SIZE)
+    out.loss.backward()  # still differentiable: a training step on it is a no-op, not a crash
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() and not g.any() for g in grads)
+    assert masked_lm_loss(torch.zeros(0, 7), torch.zeros(0, dtype=torch.long)).item() == 0.0
+
+
+def test_bad_labels_are_explained():
+    model = _model()
+    batch = _batch()
+    with pytest.raises(ValueError, match="labels must have the shape of input_ids"):
+        model(batch["input_ids"], labels=batch["labels"][:, :5])
+    bad = batch["labels"].clone()
+    bad[0, 1] = 50
+    with pytest.raises(ValueError, match=r"vocab_size=50\) or -100"):
+        model(batch["input_ids"], labels=bad)
+    with pytest.raises(ValueError, match="integer token ids"):
+        model(batch["input_ids"], labels=batch["labels"].float())
+
+
+def test_checkpoint_rebuilds_the_same_model(tmp_path):
+    model = _model()
+    save_checkpoint(tmp_path / "m", model)
+    loaded = load_checkpoint(tmp_path / "m").model
+    assert isinstance(loaded, BertForMaskedLM) and not loaded.training
+    batch = _batch(1)
+    torch.testing.assert_close(loaded(**batch).logits, model(**batch).logits)
+    assert loaded.cls.predictions.decoder.weight is loaded.bert.embeddings.word_embeddings.weight
+
+
+def test_export_loads_in_transformers_with_the_same_logits(tmp_path, monkeypatch):
+    transformers = pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = _model(hidden_dropout_prob=0.0)
+    with torch.no_grad():  # a non-zero output bias, so the test would catch a missing one
+        model.cls.predictions.bias.normal_()
+    export_hf(model, tmp_path / "hf")
+    theirs = transformers.BertForMaskedLM.from_pretrained(str(tmp_path / "hf")).eval()
+    batch = _batch(2)
+    with torch.no_grad():
+        ours = model(batch["input_ids"], batch["attention_mask"]).logits
+        ref = theirs(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        ref_loss = theirs(**batch).loss
+    valid = batch["attention_mask"].bool()
+    torch.testing.assert_close(ours[valid], ref.logits[valid], atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(model(**batch).loss, ref_loss, atol=1e-5, rtol=1e-5)
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_export_refuses_variants_transformers_cannot_represent(tmp_path):
+    with pytest.raises(ValueError, match="pre_layer_norm"):
+        export_hf(_model(pre_layer_norm=True), tmp_path / "x")
+
+
+def test_unigram_baseline_predicts_the_most_frequent_token():
+    train_ids = [torch.tensor([7, 7, 7, 8]), torch.tensor([7, 9])]
+    evals = [{"labels": torch.tensor([[7, -100, 8, 9]])}]
+    base = unigram_baseline(train_ids, evals, vocab_size=10)
+    assert base["token"] == 7 and base["accuracy"] == pytest.approx(1 / 3)
+    counts = torch.ones(10, dtype=torch.float64)
+    counts[7] += 4
+    counts[8] += 1
+    counts[9] += 1
+    p = counts / counts.sum()
+    expected = -(p[7].log() + p[8].log() + p[9].log()) / 3
+    assert base["loss"] == pytest.approx(float(expected))
+
+
+def test_the_encoder_can_be_saved_and_loaded_alone(tmp_path):
+    from mlmcourse.checkpoint import load_encoder, save_encoder
+    from mlmcourse.model import BertModel
+
+    model = _model()
+    save_encoder(tmp_path / "enc", model)
+    save_checkpoint(tmp_path / "mlm", model)
+    batch = _batch(3)
+    expected = model.bert(batch["input_ids"], batch["attention_mask"]).last_hidden_state
+    for directory in ("enc", "mlm"):  # an encoder checkpoint, or the encoder of an MLM one
+        encoder = load_encoder(tmp_path / directory)
+        assert type(encoder) is BertModel
+        got = encoder(batch["input_ids"], batch["attention_mask"]).last_hidden_state
+        torch.testing.assert_close(got, expected)
+
+
+def test_torch_compile_traces_the_input_checks_without_graph_breaks():
+    # Value checks (ids in range, 0/1 mask) read tensors back and would split the compiled
+    # graph; under tracing they are skipped. The only breaks left are the gathers of the
+    # scored positions (their number depends on the data), which save ~85% of the head.
+    model = _model()
+    explanation = torch._dynamo.explain(model)(**_batch())
+    reasons = [str(b.reason) for b in explanation.break_reasons]
+    assert len(reasons) <= 2 and all("nonzero" in r for r in reasons), reasons
+    with pytest.raises(ValueError, match="vocab_size"):  # eager mode still checks
+        model(input_ids=torch.tensor([[1, 99]]))

@@ -1,0 +1,183 @@
+"""The modern encoder's switches (mlmcourse.model.modern): each idea alone, then in the model."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from mlmcourse.checkpoint import save_checkpoint
+from mlmcourse.heads import BertForMaskedLM, load_checkpoint
+from mlmcourse.interop.bert import config_to_hf
+from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model.modern import (
+    RMSNorm,
+    apply_rotary,
+    gated_activation,
+    rotary_cos_sin,
+    sliding_window_allowed,
+)
+from tests.tiny import tiny_encoder_config
+
+SWITCHES = {
+    "rotary": {"position_embedding_type": "rotary"},
+    "geglu": {"ffn_type": "geglu"},
+    "swiglu": {"ffn_type": "swiglu"},
+    "pre-ln": {"pre_layer_norm": True},
+    "rmsnorm": {"norm_type": "rmsnorm", "pre_layer_norm": True},
+    "no bias": {"bias": False},
+    "local": {"local_attention": 4, "global_attn_every_n_layers": 2},
+    "all": {
+        "position_embedding_type": "rotary", "ffn_type": "geglu", "pre_layer_norm": True,
+        "norm_type": "rmsnorm", "bias": False, "local_attention": 4,
+        "global_attn_every_n_layers": 2, "type_vocab_size": 0,
+    },
+}  # fmt: skip
+
+
+def test_rmsnorm_equals_torch():
+    x = torch.randn(3, 5, 8)
+    ours, theirs = RMSNorm(8, eps=1e-6), torch.nn.RMSNorm(8, eps=1e-6)
+    with torch.no_grad():
+        ours.weight.uniform_(0.5, 1.5)
+        theirs.weight.copy_(ours.weight)
+    assert torch.allclose(ours(x), theirs(x), atol=1e-6)
+
+
+def test_rotary_scores_depend_only_on_the_distance():
+    torch.manual_seed(0)
+    q, k = torch.randn(1, 1, 1, 16), torch.randn(1, 1, 1, 16)
+
+    def score(m: int, n: int) -> float:
+        cos_m, sin_m = rotary_cos_sin(torch.tensor([[m]]), 16)
+        cos_n, sin_n = rotary_cos_sin(torch.tensor([[n]]), 16)
+        rq, _ = apply_rotary(q, q, cos_m, sin_m)
+        _, rk = apply_rotary(k, k, cos_n, sin_n)
+        return float((rq * rk).sum())
+
+    assert score(3, 1) == pytest.approx(score(10, 8), abs=1e-5)
+    assert score(3, 1) == pytest.approx(score(52, 50), abs=1e-4)
+    assert score(3, 1) != pytest.approx(score(3, 2), abs=1e-3)
+    cos, sin = rotary_cos_sin(torch.tensor([[5]]), 16)  # a rotation keeps lengths
+    assert torch.allclose(apply_rotary(q, q, cos, sin)[0].norm(), q.norm(), atol=1e-5)
+
+
+def test_rotary_matches_transformers_modernbert():
+    modeling = pytest.importorskip("transformers.models.modernbert.modeling_modernbert")
+    config = modeling.ModernBertConfig(hidden_size=32, num_attention_heads=4, num_hidden_layers=1)
+    positions = torch.arange(7)[None]
+    cos, sin = modeling.ModernBertRotaryEmbedding(config)(
+        torch.zeros(1), positions, "full_attention"
+    )
+    ours_cos, ours_sin = rotary_cos_sin(positions, 8, theta=160_000.0)
+    assert torch.allclose(ours_cos[:, 0], cos, atol=1e-6)
+    assert torch.allclose(ours_sin[:, 0], sin, atol=1e-6)
+    q, k = torch.randn(1, 4, 7, 8), torch.randn(1, 4, 7, 8)
+    theirs = modeling.apply_rotary_pos_emb(q, k, cos, sin)
+    for a, b in zip(apply_rotary(q, k, ours_cos, ours_sin), theirs, strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_gated_activation_gates_the_first_half_with_the_second():
+    x = torch.tensor([[1.0, -2.0, 3.0, 0.5]])
+    expected = torch.nn.functional.silu(torch.tensor([[1.0, -2.0]])) * torch.tensor([[3.0, 0.5]])
+    assert torch.allclose(gated_activation(x, "swiglu"), expected)
+    gelu = 0.5 * 1.0 * (1 + math.erf(1 / math.sqrt(2)))
+    assert gated_activation(x, "geglu")[0, 0].item() == pytest.approx(gelu * 3.0, abs=1e-6)
+
+
+def test_sliding_window_sees_half_the_window_on_each_side():
+    allowed = sliding_window_allowed(6, window=4)
+    assert allowed[3].tolist() == [False, True, True, True, True, True]
+    assert allowed[0].tolist() == [True, True, True, False, False, False]
+    assert torch.equal(allowed, allowed.T)
+
+
+def test_bert_is_the_default_and_each_switch_is_checked():
+    assert EncoderConfig().is_bert
+    assert not tiny_encoder_config(ffn_type="geglu").is_bert
+    for bad, message in [
+        ({"position_embedding_type": "relative"}, "position_embedding_type must be one of"),
+        ({"ffn_type": "glu"}, "ffn_type must be one of"),
+        ({"norm_type": "batchnorm"}, "norm_type must be one of"),
+        ({"bias": "no"}, "bias"),
+        ({"local_attention": -1}, "local_attention must be"),
+        ({"global_attn_every_n_layers": 0}, "global_attn_every_n_layers must be"),
+        ({"rope_theta": 0}, "rope_theta must be"),
+        ({"position_embedding_type": "rotary", "hidden_size": 36, "num_attention_heads": 4},
+         "must be even"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            tiny_encoder_config(**bad)
+
+
+@pytest.mark.parametrize("switches", SWITCHES.values(), ids=SWITCHES.keys())
+def test_each_switch_trains_and_keeps_padding_packing_and_unpadding_exact(switches):
+    torch.manual_seed(0)
+    config = tiny_encoder_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                                 **switches)  # fmt: skip
+    model = BertModel(config)
+    ids = torch.randint(1, 60, (3, 9))
+    mask = torch.ones_like(ids)
+    mask[1, 6:] = 0
+    mask[2, 3:] = 0
+    out = model(ids, mask).last_hidden_state
+    out.pow(2).mean().backward()
+    assert all(p.grad is not None for p in model.parameters())  # every weight is used
+    real = mask.bool()
+    with torch.no_grad():
+        alone = model(ids[1:2, :6]).last_hidden_state[0]
+        unpadded = model(ids, mask, unpad=True).last_hidden_state
+        packed = model(
+            torch.cat([ids[1, :6], ids[2, :3]])[None],
+            position_ids=torch.tensor([[0, 1, 2, 3, 4, 5, 0, 1, 2]]),
+        ).last_hidden_state
+    assert torch.allclose(out[1, :6], alone, atol=1e-5)  # padding changes nothing
+    assert torch.allclose(out[real], unpadded[real], atol=1e-5)
+    assert torch.allclose(packed[0, :6], alone, atol=1e-5)  # packed: as if alone
+    assert torch.allclose(packed[0, 6:], out[2, :3], atol=1e-5)
+
+
+def test_switches_change_the_parameters_as_expected():
+    bert = BertModel(tiny_encoder_config()).state_dict()
+    rotary = BertModel(tiny_encoder_config(position_embedding_type="rotary")).state_dict()
+    assert "embeddings.position_embeddings.weight" not in rotary
+    assert set(bert) - set(rotary) == {"embeddings.position_embeddings.weight"}
+    glu = BertModel(tiny_encoder_config(ffn_type="swiglu")).state_dict()
+    assert glu["encoder.layer.0.intermediate.dense.weight"].shape == (2 * 64, 32)
+    no_bias = BertModel(tiny_encoder_config(bias=False)).state_dict()
+    assert not any(name.endswith(".bias") for name in no_bias)
+    rms = BertModel(tiny_encoder_config(norm_type="rmsnorm")).state_dict()
+    assert "embeddings.LayerNorm.weight" in rms and "embeddings.LayerNorm.bias" not in rms
+
+
+def test_local_layers_see_only_their_window():
+    torch.manual_seed(0)
+    config = tiny_encoder_config(num_hidden_layers=1, local_attention=4,
+                                 global_attn_every_n_layers=2)  # fmt: skip
+    assert [config.is_local_layer(i) for i in range(4)] == [False, True, False, True]
+    one_local_layer = BertModel(dataclasses.replace(config, global_attn_every_n_layers=2)).eval()
+    one_local_layer.encoder.layer[0].is_local = True  # make the only layer local
+    ids = torch.randint(1, 60, (1, 12))
+    changed = ids.clone()
+    changed[0, 11] = (ids[0, 11] % 59) + 1  # a token 11 positions away from the first
+    first = one_local_layer(ids).last_hidden_state[0, 0]
+    assert torch.allclose(first, one_local_layer(changed).last_hidden_state[0, 0], atol=1e-6)
+    one_local_layer.encoder.layer[0].is_local = False  # global: the first token sees it
+    assert not torch.allclose(
+        one_local_layer(ids).last_hidden_state[0, 0],
+        one_local_layer(changed).last_hidden_state[0, 0],
+        atol=1e-6,
+    )
+
+
+def test_a_modern_checkpoint_saves_and_loads_but_is_not_exported_as_bert(tmp_path):
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_encoder_config(**SWITCHES["all"])).eval()
+    save_checkpoint(tmp_path / "modern", model)
+    loaded = load_checkpoint(tmp_path / "modern").model
+    assert loaded.config == model.config
+    ids = torch.randint(1, 60, (2, 7))
+    assert torch.equal(loaded(ids).logits, model(ids).logits)
+    with pytest.raises(ValueError, match=r"sets \['ffn_type'\]; it cannot be exported as a BERT"):
+        config_to_hf(tiny_encoder_config(ffn_type="geglu"))

@@ -1,0 +1,199 @@
+"""Unpadded compute (mlmcourse.model.unpadding): the real tokens get what the padded path gives them."""
+
+import pytest
+import torch
+
+from mlmcourse.heads import (
+    BertForMaskedLM,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+)
+from mlmcourse.heads.question_answering import span_loss
+from mlmcourse.model import BertModel
+from mlmcourse.model.unpadding import Unpadding
+from tests.tiny import tiny_encoder_config, transformers_twin
+
+LENGTHS = [9, 4, 12, 1, 7]  # uneven rows, one of a single token, one with no padding
+
+
+def padded_batch(vocab_size: int = 60, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random ids in rows of ``LENGTHS`` tokens, padded with id 0 to the longest."""
+    generator = torch.Generator().manual_seed(seed)
+    width = max(LENGTHS)
+    mask = (torch.arange(width)[None, :] < torch.tensor(LENGTHS)[:, None]).long()
+    ids = torch.randint(1, vocab_size, (len(LENGTHS), width), generator=generator) * mask
+    return ids, mask
+
+
+def test_unpad_gathers_the_real_tokens_in_order_and_pad_puts_them_back():
+    ids, mask = padded_batch()
+    unpadding = Unpadding.from_mask(mask)
+    tokens = unpadding.unpad(ids)
+    assert unpadding.num_tokens == sum(LENGTHS)
+    assert torch.equal(tokens, torch.cat([row[:n] for row, n in zip(ids, LENGTHS, strict=True)]))
+    assert torch.equal(unpadding.pad(tokens), ids)  # the padding comes back as zeros (id 0)
+    hidden = torch.randn(*ids.shape, 3)
+    back = unpadding.pad(unpadding.unpad(hidden))
+    assert torch.equal(back[mask.bool()], hidden[mask.bool()])
+    assert not back[~mask.bool()].any()
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [{}, {"pre_layer_norm": True}, {"is_causal": True}, {"hidden_act": "relu"}],
+    ids=["bert", "pre-ln", "causal", "relu"],
+)
+def test_unpadded_hidden_states_equal_the_padded_path_on_real_tokens(switches):
+    torch.manual_seed(0)
+    model = BertModel(tiny_encoder_config(**switches), add_pooling_layer=True).eval()
+    ids, mask = padded_batch()
+    token_types = (torch.arange(ids.shape[1]) >= 3).long().expand_as(ids) * mask
+    kwargs = dict(output_hidden_states=True, output_attentions=True)
+    padded = model(ids, mask, token_types, **kwargs)
+    unpadded = model(ids, mask, token_types, unpad=True, **kwargs)
+    real = mask.bool()
+    for a, b in zip(padded.hidden_states, unpadded.hidden_states, strict=True):
+        assert torch.allclose(a[real], b[real], atol=1e-5)
+    assert torch.allclose(
+        padded.last_hidden_state[real], unpadded.last_hidden_state[real], atol=1e-5
+    )
+    assert not unpadded.last_hidden_state[~real].any()  # padding: zeros, never computed
+    for a, b in zip(padded.attentions, unpadded.attentions, strict=True):
+        # (B, h, T, T) -> the rows of real queries; padded queries are never read
+        assert torch.allclose(a.transpose(1, 2)[real], b.transpose(1, 2)[real], atol=1e-5)
+    assert torch.allclose(padded.pooler_output, unpadded.pooler_output, atol=1e-5)
+
+
+def test_unpadding_keeps_packed_rows_apart():
+    torch.manual_seed(0)
+    model = BertModel(tiny_encoder_config()).eval()
+    ids = torch.randint(1, 60, (2, 10))
+    mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
+    positions = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 1, 2, 0, 0, 0, 0]])
+    padded = model(ids, mask, position_ids=positions).last_hidden_state
+    unpadded = model(ids, mask, position_ids=positions, unpad=True).last_hidden_state
+    assert torch.allclose(padded[mask.bool()], unpadded[mask.bool()], atol=1e-5)
+
+
+def test_unpad_without_padding_or_mask_is_the_plain_path():
+    torch.manual_seed(0)
+    model = BertModel(tiny_encoder_config()).eval()
+    ids = torch.randint(1, 60, (3, 8))
+    plain = model(ids).last_hidden_state
+    assert torch.equal(model(ids, unpad=True).last_hidden_state, plain)
+    assert torch.equal(model(ids, torch.ones_like(ids), unpad=True).last_hidden_state, plain)
+
+
+def test_unpadded_equals_transformers_padded_on_real_tokens():
+    torch.manual_seed(0)
+    ours = BertModel(tiny_encoder_config()).eval()
+    theirs = transformers_twin(ours)
+    ids, mask = padded_batch()
+    a = ours(ids, mask, unpad=True).last_hidden_state
+    b = theirs(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.allclose(a[mask.bool()], b[mask.bool()], atol=1e-5)
+
+
+def _head_outputs(model, ids, mask, **labels):
+    """Loss, the outputs at real positions, and every parameter's gradient, padded or not."""
+    results = []
+    for unpad in (False, True):
+        model.zero_grad()
+        out = model(ids, mask, unpad=unpad, **labels)
+        out.loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        results.append((out, grads))
+    return results
+
+
+def _assert_same_gradients(padded, unpadded):
+    assert padded.keys() == unpadded.keys()
+    for name in padded:
+        assert torch.allclose(padded[name], unpadded[name], atol=1e-5), name
+
+
+def test_token_classification_logits_loss_and_gradients_are_the_same():
+    torch.manual_seed(0)
+    model = BertForTokenClassification(tiny_encoder_config(), num_labels=5).eval()
+    ids, mask = padded_batch()
+    labels = torch.randint(0, 5, ids.shape).masked_fill(mask == 0, -100)
+    (a, grads_a), (b, grads_b) = _head_outputs(model, ids, mask, labels=labels)
+    assert torch.allclose(a.logits[mask.bool()], b.logits[mask.bool()], atol=1e-5)
+    assert torch.allclose(a.loss, b.loss, atol=1e-6)
+    _assert_same_gradients(grads_a, grads_b)
+
+
+def test_sequence_classification_logits_loss_and_gradients_are_the_same():
+    torch.manual_seed(0)
+    config = tiny_encoder_config()
+    ids, mask = padded_batch()
+    classifier = BertForSequenceClassification(config, num_labels=3).eval()
+    (a, grads_a), (b, grads_b) = _head_outputs(
+        classifier, ids, mask, labels=torch.tensor([0, 2, 1, 1, 0])
+    )
+    assert torch.allclose(a.logits, b.logits, atol=1e-5)
+    assert torch.allclose(a.loss, b.loss, atol=1e-6)
+    _assert_same_gradients(grads_a, grads_b)
+
+
+def test_qa_logits_are_the_same_and_the_unpadded_loss_leaves_padding_out():
+    torch.manual_seed(0)
+    qa = BertForQuestionAnswering(tiny_encoder_config()).eval()
+    ids, mask = padded_batch()
+    spans = dict(start_positions=torch.tensor([1, 0, 5, 0, 2]),
+                 end_positions=torch.tensor([3, 2, 9, 0, 6]))  # fmt: skip
+    (a, _), (b, _) = _head_outputs(qa, ids, mask, **spans)
+    real = mask.bool()
+    assert torch.allclose(a.start_logits[real], b.start_logits[real], atol=1e-5)
+    assert torch.allclose(a.end_logits[real], b.end_logits[real], atol=1e-5)
+    # transformers' loss (the padded path) counts padding as a possible answer; unpadded, the
+    # softmax is over the real tokens: the padded loss with padding's logits hidden.
+    hide = torch.finfo(a.start_logits.dtype).min
+    expected = span_loss(a.start_logits.masked_fill(~real, hide),
+                         a.end_logits.masked_fill(~real, hide), **spans)  # fmt: skip
+    assert torch.allclose(b.loss, expected, atol=1e-6)
+    assert (b.start_logits[~real] == hide).all()
+
+
+def test_masked_lm_logits_loss_and_gradients_are_the_same():
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_encoder_config()).eval()
+    ids, mask = padded_batch()
+    chosen = (torch.rand(ids.shape, generator=torch.Generator().manual_seed(1)) < 0.3) & mask.bool()
+    labels = ids.masked_fill(~chosen, -100)
+    (a, grads_a), (b, grads_b) = _head_outputs(model, ids, mask, labels=labels)
+    assert torch.allclose(a.logits, b.logits, atol=1e-5)  # (N, V) at the masked positions
+    assert torch.allclose(a.loss, b.loss, atol=1e-6)
+    _assert_same_gradients(grads_a, grads_b)
+
+
+def test_training_with_unpad_gives_the_same_losses():
+    """TrainingConfig(unpad=True) changes the arithmetic's layout, not the run (dropout off)."""
+    from mlmcourse.training import TrainingConfig, train
+
+    ids, mask = padded_batch()
+    labels = torch.randint(0, 5, ids.shape, generator=torch.Generator().manual_seed(2))
+    batch = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "labels": labels.masked_fill(mask == 0, -100),
+    }
+    losses = []
+    for unpad in (False, True):
+        torch.manual_seed(0)
+        config = tiny_encoder_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        model = BertForTokenClassification(config, num_labels=5, classifier_dropout=0.0)
+        run = TrainingConfig(max_steps=4, learning_rate=1e-3, logging_steps=1, unpad=unpad,
+                             final_evaluation=False)  # fmt: skip
+        result = train(model, lambda step: batch, run, progress=False, log=None)
+        losses.append([row["loss"] for row in result.history["train"]])
+    assert len(losses[0]) == 4
+    assert losses[0] == pytest.approx(losses[1], abs=1e-5)
+
+
+def test_unpad_must_be_a_bool():
+    model = BertModel(tiny_encoder_config())
+    ids, mask = padded_batch()
+    with pytest.raises((TypeError, ValueError), match="unpad"):
+        model(ids, mask, unpad="yes")
