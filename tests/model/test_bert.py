@@ -312,3 +312,28 @@ def test_random_weights_copied_into_transformers_give_equal_outputs(hidden_act):
     torch.testing.assert_close(got.last_hidden_state[real], want.last_hidden_state[real])
     torch.testing.assert_close(fused[real], want.last_hidden_state[real])
     torch.testing.assert_close(got.pooler_output, want.pooler_output)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("inputs", ["unpadded", "padded", "packed", "local"])
+def test_the_forward_that_never_reads_back_gives_the_same_outputs(monkeypatch, is_causal, inputs):
+    """On a GPU (or under compile) the forward never looks at the mask's or the positions'
+    values: the bias is always built from what is given. That path is the CPU path's numbers."""
+    import mlmcourse.model.bert as bert
+
+    local = {"local_attention": 4, "global_attn_every_n_layers": 2} if inputs == "local" else {}
+    model = tiny_model(is_causal=is_causal, **local)
+    config = model.config
+    ids = torch.randint(5, config.vocab_size, (2, 9))
+    mask = torch.ones_like(ids)
+    positions = None
+    if inputs == "padded":
+        mask[1, 6:] = 0
+    if inputs == "packed":
+        positions = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0, 1], list(range(9))])
+    with torch.no_grad():
+        expected = model(ids, mask, position_ids=positions).last_hidden_state
+        monkeypatch.setattr(bert, "reads_back", lambda tensor: False)
+        got = model(ids, mask, position_ids=positions).last_hidden_state
+    real = mask.bool()
+    torch.testing.assert_close(got[real], expected[real], atol=1e-5, rtol=1e-5)
