@@ -7,6 +7,9 @@ all of these show up as raw text. :func:`to_commonmark` rewrites one markdown ce
 
 - ``literalinclude``: the listing itself, read exactly as Sphinx reads it, in a fenced Python
   block, with the file and the object named (and linked) above it;
+- ``figure``: the picture embedded in the cell (an ``<img>`` with a ``data:`` URI and the
+  figure's ``:alt:`` text), its caption in italics below: a learner's notebook has no
+  ``figures/`` folder beside it;
 - admonitions: a block quote with the title in bold;
 - ``{doc}`` / ``{ref}`` / ``{math}`` roles and links to other chapters: links to the published
   book's pages;
@@ -18,6 +21,8 @@ in a chapter cannot reach a learner's notebook unconverted.
 
 from __future__ import annotations
 
+import base64
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +115,8 @@ def _directive(match: re.Match, body: list[str], context: Context, line: int) ->
     options, content = _split_options(body)
     if name == "literalinclude":
         return _literalinclude(arg, options, context, line)
+    if name == "figure":
+        return _figure(arg, options, content, context, line)
     if name in ADMONITIONS:
         title = arg if name == "admonition" else name.capitalize() + (f": {arg}" if arg else "")
         inner = to_commonmark("\n".join(content), context).split("\n")
@@ -122,6 +129,25 @@ def _directive(match: re.Match, body: list[str], context: Context, line: int) ->
         f"{context.where(line)}: the directive {{{name}}} has no notebook rendering; add one to "
         "scripts/myst_markdown.py or use plain Markdown"
     )
+
+
+def _figure(
+    arg: str, options: dict[str, str], content: list[str], context: Context, line: int
+) -> list[str]:
+    """An embedded image: ``data:`` URIs render in Colab, JupyterLab and VS Code alike."""
+    path = context.chapter.parent / arg
+    if not path.is_file():
+        raise MystConversionError(f"{context.where(line)}: the figure {arg} does not exist")
+    alt = options.get("alt", "").strip()
+    if not alt:
+        raise MystConversionError(f"{context.where(line)}: the figure {arg} has no :alt: text")
+    kind = {".svg": "image/svg+xml", ".png": "image/png"}.get(path.suffix)
+    if kind is None:
+        raise MystConversionError(f"{context.where(line)}: {arg} is not an .svg or .png figure")
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    image = f'<img src="data:{kind};base64,{data}" alt="{html.escape(alt)}" style="max-width:100%">'
+    caption = to_commonmark("\n".join(content), context).strip()
+    return [image, "", f"*{caption}*"] if caption else [image]
 
 
 def _literalinclude(arg: str, options: dict[str, str], context: Context, line: int) -> list[str]:

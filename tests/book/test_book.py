@@ -63,3 +63,30 @@ def test_readme_and_intro_open_every_chapter_in_colab():
         assert link in readme, f"README has no Colab badge for {chapter.stem}"
         assert link in intro, f"the intro has no Colab badge for {chapter.stem}"
     assert "## For teachers" in readme
+
+
+def test_diagrams_are_up_to_date():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_diagrams.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_book_shows_every_diagram_with_its_description_as_alt_text():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_diagrams
+
+    shown = {}
+    for chapter in sorted((ROOT / "book").glob("*.md")):
+        for src, alt in make_diagrams.chapter_figures(chapter):
+            name = Path(src).stem
+            assert src == f"figures/{name}.svg", f"{chapter.name}: {src} is not in book/figures"
+            assert alt == make_diagrams.DIAGRAMS[name]().desc, (
+                f"{chapter.name}: the alt text of {src} differs from the SVG's description; "
+                "copy it from scripts/make_diagrams.py"
+            )
+            shown[name] = chapter.name
+    assert sorted(shown) == sorted(make_diagrams.DIAGRAMS), "a diagram is drawn but not shown"
+    assert len(shown) >= 10

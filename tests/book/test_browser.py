@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -32,6 +33,9 @@ import pytest
 from mlmcourse.viz.static import Control, View, unpack_states
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_diagrams import chapter_figures  # noqa: E402
+
 BUILT = Path(os.environ.get("MLMCOURSE_BOOK_HTML", ROOT / "_build" / "html"))
 SHOTS = ROOT / "_build" / "screenshots"
 PAGE_LIMIT = 2_000_000  # bytes: a chapter's HTML and the images it shows
@@ -276,6 +280,16 @@ def test_chapter_page_in_chromium(browser, server, page):
         assert alt and not alt.endswith((".png", ".svg", ".jpg")), (
             f"{page}: an image has no alt text ({image.get_attribute('src')[:80]})"
         )
+    shown = {
+        Path(image.get_attribute("src")).name: image
+        for image in browser.find_elements(By.CSS_SELECTOR, "main img, article img")
+    }
+    for src, alt in chapter_figures(ROOT / f"{page}.md"):
+        image = shown.get(Path(src).name)
+        assert image is not None, f"{page}: the figure {src} is not on the page"
+        assert image.get_attribute("alt") == alt, f"{page}: {src} lost its alt text"
+        drawn = browser.execute_script("return arguments[0].naturalWidth", image)
+        assert drawn > 0, f"{page}: {src} did not render"
     SHOTS.mkdir(parents=True, exist_ok=True)
     name = page.split("/")[-1]
     browser.save_screenshot(str(SHOTS / f"{name}.png"))

@@ -10,6 +10,8 @@ assignments (the student and instructor editions) are executed and autograded by
 from __future__ import annotations
 
 import ast
+import base64
+import html
 import json
 import re
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import make_diagrams  # noqa: E402
 import make_notebooks as mn  # noqa: E402
 from myst_markdown import RAW_MYST, Context, MystConversionError, to_commonmark  # noqa: E402
 
@@ -104,19 +107,35 @@ def test_admonitions_roles_and_links_become_commonmark(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("```{figure} a.png\n```", "the directive {figure}"),
+        ("```{image} a.png\n```", "the directive {image}"),
+        ("```{figure} a.svg\n:alt: a picture\n```", "the figure a.svg does not exist"),
         ("Text with {abbr}`MLM (masked)`.", "the role {abbr}"),
         ("```{admonition} never closed\ntext", "never closed"),
         ("```{literalinclude} missing.py\n```", "missing file"),
+        ("```{figure} no_alt.svg\n```", "has no :alt: text"),
     ],
 )
 def test_unconvertible_myst_is_an_error_naming_the_chapter_and_line(tmp_path, text, message):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "no_alt.svg").write_text("<svg/>")
     with pytest.raises(MystConversionError, match=re.escape(message)) as info:
         to_commonmark(text, _context(tmp_path))
     assert "x.md, markdown line" in str(info.value)
 
 
 # --- Install cell ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stem", IDS)
+def test_every_figure_is_embedded_with_its_alt_text(stem):
+    """A learner's notebook has no figures/ folder: each picture travels inside its cell."""
+    figures = make_diagrams.chapter_figures(ROOT / "book" / f"{stem}.md")
+    text = "\n".join(markdown(editions(stem)["colab"]))
+    for src, alt in figures:
+        svg = (ROOT / "book" / src).read_bytes()
+        data = base64.b64encode(svg).decode("ascii")
+        assert f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}"' in text, src
+    assert text.count("data:image/svg+xml;base64,") == len(figures)
 
 
 @pytest.mark.parametrize("stem", IDS)

@@ -1,0 +1,602 @@
+"""Draw the course's diagrams as SVG files, ``book/figures/<name>.svg`` (the single source).
+
+Each diagram is a small function of boxes, arrows and labels, so a change is a code change a
+reviewer can read, and every file carries a ``<title>`` and a ``<desc>`` for screen readers.
+The chapters show them with MyST's ``figure`` directive (with ``:alt:``); the Colab notebooks and
+the classroom editions embed them (``scripts/myst_markdown.py``), since a learner has no
+repository.
+
+    python scripts/make_diagrams.py            # write book/figures/*.svg
+    python scripts/make_diagrams.py --check    # fail if a file is stale or missing
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Sequence
+from html import escape
+from pathlib import Path
+
+FIGURES = Path(__file__).resolve().parent.parent / "book" / "figures"
+FIGURE = re.compile(r"^```\{figure\} (?P<src>\S+)\n:alt: (?P<alt>[^\n]+)$", re.M)
+FONT = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+MONO = "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace"
+# (fill, stroke) pairs, the same meaning in every diagram.
+BLUE = ("#dbeafe", "#1d4ed8")  # the encoder and what it computes
+ORANGE = ("#ffedd5", "#c2410c")  # masking, targets, the loss
+GREEN = ("#dcfce7", "#15803d")  # heads and tasks
+GRAY = ("#f3f4f6", "#6b7280")  # padding, ignored positions, plumbing
+PURPLE = ("#ede9fe", "#6d28d9")  # positions and segments
+INK = "#111827"
+
+
+class Svg:
+    """An SVG canvas with the few shapes the diagrams need."""
+
+    def __init__(self, width: int, height: int, title: str, desc: str) -> None:
+        self.width, self.height = width, height
+        self.title, self.desc = title, desc
+        self.parts: list[str] = []
+
+    def box(
+        self,
+        x: float,
+        y: float,
+        w: float,
+        h: float,
+        label: str = "",
+        colors: tuple[str, str] = BLUE,
+        *,
+        size: int = 14,
+        mono: bool = False,
+        bold: bool = False,
+        dashed: bool = False,
+    ) -> None:
+        fill, stroke = colors
+        dash = ' stroke-dasharray="5 3"' if dashed else ""
+        self.parts.append(
+            f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" '
+            f'stroke="{stroke}" stroke-width="1.5"{dash}/>'
+        )
+        if label:
+            lines = label.split("\n")
+            top = y + h / 2 - (len(lines) - 1) * size * 0.6
+            for i, line in enumerate(lines):
+                self.text(x + w / 2, top + i * size * 1.2, line, size=size, mono=mono, bold=bold)
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        s: str,
+        *,
+        size: int = 14,
+        anchor: str = "middle",
+        mono: bool = False,
+        bold: bool = False,
+        color: str = INK,
+        italic: bool = False,
+    ) -> None:
+        family = MONO if mono else FONT
+        weight = ' font-weight="bold"' if bold else ""
+        style = ' font-style="italic"' if italic else ""
+        self.parts.append(
+            f'<text x="{x}" y="{y}" font-family="{family}" font-size="{size}" fill="{color}" '
+            f'text-anchor="{anchor}" dominant-baseline="central"{weight}{style}>'
+            f"{escape(s)}</text>"
+        )
+
+    def arrow(
+        self, x1: float, y1: float, x2: float, y2: float, *, color: str = INK, dashed: bool = False
+    ) -> None:
+        dash = ' stroke-dasharray="5 3"' if dashed else ""
+        self.parts.append(
+            f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{color}" stroke-width="1.5"'
+            f'{dash} marker-end="url(#arrow)"/>'
+        )
+
+    def line(self, points: Sequence[tuple[float, float]], *, color: str = INK, arrow=False) -> None:
+        path = " ".join(f"{x},{y}" for x, y in points)
+        end = ' marker-end="url(#arrow)"' if arrow else ""
+        self.parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.5"{end}/>'
+        )
+
+    def render(self) -> str:
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
+            f'width="{self.width}" height="{self.height}" role="img" '
+            f'aria-labelledby="title desc">\n'
+            f'<title id="title">{escape(self.title)}</title>\n'
+            f'<desc id="desc">{escape(self.desc)}</desc>\n'
+            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+            f'fill="{INK}"/></marker></defs>\n'
+            f'<rect width="{self.width}" height="{self.height}" fill="white"/>\n'
+        )
+        return head + "\n".join(self.parts) + "\n</svg>\n"
+
+
+def tokens_row(
+    svg: Svg,
+    tokens: Sequence[str],
+    x: float,
+    y: float,
+    *,
+    w: float = 78,
+    gap: float = 8,
+    colors: Callable[[int, str], tuple[str, str]] | None = None,
+) -> list[float]:
+    """A row of token boxes; returns each box's centre x."""
+    centres = []
+    for i, token in enumerate(tokens):
+        left = x + i * (w + gap)
+        svg.box(left, y, w, 30, token, colors(i, token) if colors else GRAY, size=13, mono=True)
+        centres.append(left + w / 2)
+    return centres
+
+
+# ---------------------------------------------------------------------------------- diagrams
+
+
+def pretrain_finetune() -> Svg:
+    svg = Svg(
+        760,
+        300,
+        "Pretrain, then fine-tune",
+        "Left: an encoder is pretrained with masked language modeling on a large amount of "
+        "unlabelled text. Right: its weights are copied under a small new head and fine-tuned "
+        "on a little labelled data for one task, such as named entities, sentence labels or "
+        "question answering.",
+    )
+    svg.text(190, 22, "1. Pretraining (once, expensive)", size=15, bold=True)
+    svg.text(570, 22, "2. Fine-tuning (per task, cheap)", size=15, bold=True)
+    svg.box(40, 50, 300, 44, "lots of raw text, no labels", GRAY)
+    svg.arrow(190, 94, 190, 116)
+    svg.box(
+        40, 118, 300, 44, "mask 15% of the tokens;\npredict them from both sides", ORANGE, size=13
+    )
+    svg.arrow(190, 162, 190, 184)
+    svg.box(40, 186, 300, 44, "pretrained encoder (BERT)", BLUE, bold=True)
+    svg.arrow(340, 208, 420, 208)
+    svg.text(380, 192, "copy", size=12, italic=True)
+    svg.box(420, 186, 300, 44, "the same encoder weights", BLUE)
+    svg.arrow(570, 186, 570, 164)
+    svg.box(420, 118, 300, 44, "a small new head (a few layers)", GREEN)
+    svg.arrow(570, 94, 570, 116)
+    svg.box(420, 50, 300, 44, "a little labelled data for one task", GRAY)
+    for i, task in enumerate(("entities (NER)", "sentence labels", "answers (QA)")):
+        svg.box(420 + i * 102, 248, 96, 36, task, GREEN, size=12)
+        svg.arrow(570, 230, 468 + i * 102, 248)
+    return svg
+
+
+def input_embeddings() -> Svg:
+    tokens = ["[CLS]", "Marie", "lives", "in", "Tival", "[SEP]"]
+    svg = Svg(
+        760,
+        330,
+        "BERT's input embeddings",
+        "Each token of the input gets three vectors of the hidden size H: its token embedding "
+        "(a row of the vocabulary table), a position embedding (a row per position 0, 1, 2 and "
+        "so on) and a segment embedding (sentence A or B). The three are added, then normalised "
+        "with LayerNorm, giving one vector per token: the (B, T, H) input of the first layer.",
+    )
+    xs = tokens_row(svg, tokens, 120, 20, w=92, gap=10)
+    rows = [("token", BLUE, lambda i, t: f"E[{t}]"), ("position", PURPLE, lambda i, t: f"P[{i}]"),
+            ("segment", PURPLE, lambda i, t: "S[A]")]  # fmt: skip
+    for r, (name, colors, label) in enumerate(rows):
+        y = 80 + r * 52
+        svg.text(100, y + 17, name, size=12, anchor="end")
+        for i, x in enumerate(xs):
+            svg.box(x - 44, y, 88, 34, label(i, tokens[i]), colors, size=12, mono=True)
+            if r:
+                svg.text(x, y - 9, "+", size=16, bold=True)
+    for x in xs:
+        svg.arrow(x, 50, x, 78)
+        svg.arrow(x, 218, x, 246)
+    svg.box(120, 248, 602, 30, "sum  →  LayerNorm  →  dropout", GRAY, size=13)
+    for x in xs:
+        svg.arrow(x, 278, x, 296)
+    svg.text(
+        421, 312, "one H-dimensional vector per token: the (B, T, H) input of layer 1", size=13
+    )
+    return svg
+
+
+def bert_layer() -> Svg:
+    svg = Svg(
+        560,
+        420,
+        "One BERT layer",
+        "A layer takes one vector per token, shape (B, T, H). Multi-head self-attention mixes "
+        "information between positions; its output is added to the input (a residual "
+        "connection) and normalised with LayerNorm. A feed-forward block, applied to each "
+        "position on its own (H to 4H with GELU, then back to H), follows, again with a "
+        "residual connection and LayerNorm. The output has the input's shape, so layers stack: "
+        "BERT-base has 12.",
+    )
+    svg.box(160, 370, 240, 36, "input: (B, T, H)", GRAY)
+    svg.arrow(280, 370, 280, 334)
+    svg.box(160, 296, 240, 38, "multi-head self-attention", BLUE, bold=True)
+    svg.arrow(280, 296, 280, 262)
+    svg.box(160, 224, 240, 38, "add & LayerNorm", GRAY)
+    svg.line([(280, 352), (440, 352), (440, 243), (400, 243)], arrow=True)
+    svg.text(450, 300, "residual", size=12, anchor="start", italic=True)
+    svg.arrow(280, 224, 280, 190)
+    svg.box(160, 134, 240, 56, "feed-forward, per position:\nH → 4H, GELU, 4H → H", BLUE, size=13)
+    svg.arrow(280, 134, 280, 100)
+    svg.box(160, 62, 240, 38, "add & LayerNorm", GRAY)
+    svg.line([(280, 208), (120, 208), (120, 81), (160, 81)], arrow=True)
+    svg.text(110, 150, "residual", size=12, anchor="end", italic=True)
+    svg.arrow(280, 62, 280, 30)
+    svg.text(280, 18, "output: (B, T, H), the next layer's input", size=13)
+    svg.box(20, 20, 70, 28, "× N", PURPLE, bold=True)
+    return svg
+
+
+def attention_masks() -> Svg:
+    tokens = ["[CLS]", "a", "cat", "[SEP]", "[PAD]", "[PAD]"]
+    real = 4
+    svg = Svg(
+        780,
+        330,
+        "Attention masks: padding and causal",
+        "Three 6 by 6 grids; rows are queries, columns are keys, a filled cell means the query "
+        "may attend to that key. With padding only (BERT), every query sees every real token "
+        "and no query sees the two [PAD] columns. With a causal mask (GPT), query t sees keys up to "
+        "t only: a lower triangle. Causal with padding combines both.",
+    )
+    grids = [
+        ("padding (BERT)", lambda q, k: k < real),
+        ("causal (GPT)", lambda q, k: k <= q),
+        ("causal + padding", lambda q, k: k <= q and k < real),
+    ]
+    cell = 30
+    for g, (name, allowed) in enumerate(grids):
+        left, top = 80 + g * 250, 70
+        svg.text(left + 3 * cell, 24, name, size=14, bold=True)
+        for k, token in enumerate(tokens):
+            svg.text(left + k * cell + cell / 2, top - 12, token, size=9, mono=True)
+        for q, token in enumerate(tokens):
+            if g == 0:
+                svg.text(
+                    left - 6, top + q * cell + cell / 2, token, size=9, mono=True, anchor="end"
+                )
+            for k in range(len(tokens)):
+                colors = BLUE if allowed(q, k) else ("#ffffff", "#d1d5db")
+                svg.box(left + k * cell, top + q * cell, cell - 2, cell - 2, "", colors)
+        svg.text(left + 3 * cell, top + 6 * cell + 16, "keys →", size=11, italic=True)
+    svg.text(14, 50, "queries ↓", size=11, italic=True, anchor="start")
+    svg.text(
+        390,
+        300,
+        "blocked cells get a large negative score before the softmax, so their weight is 0",
+        size=13,
+    )
+    return svg
+
+
+def masking_801010() -> Svg:
+    svg = Svg(
+        760,
+        300,
+        "BERT's masking: 15%, then 80/10/10",
+        "Of the tokens of a sequence, about 15% are chosen as targets; special tokens never are. "
+        "Of the chosen ones, 80% are replaced by [MASK], 10% by a random token and 10% are left "
+        "as they are. The labels hold the original token at the chosen positions and -100, "
+        "ignored by the loss, everywhere else.",
+    )
+    original = ["[CLS]", "Marie", "lives", "in", "Tival", "near", "Ostra", "[SEP]"]
+    chosen = {2: "[MASK]", 4: "[MASK]", 5: "sat", 6: "Ostra"}
+    kinds = {2: "80%: [MASK]", 4: "80%: [MASK]", 5: "10%: random", 6: "10%: kept"}
+    svg.text(20, 40, "input", size=13, anchor="start", bold=True)
+    xs = tokens_row(svg, original, 110, 25, w=74)
+    svg.text(20, 130, "model sees", size=13, anchor="start", bold=True)
+    tokens_row(
+        svg,
+        [chosen.get(i, t) for i, t in enumerate(original)],
+        110,
+        115,
+        w=74,
+        colors=lambda i, t: ORANGE if i in chosen else GRAY,
+    )
+    svg.text(20, 220, "labels", size=13, anchor="start", bold=True)
+    tokens_row(
+        svg,
+        [original[i] if i in chosen else "-100" for i in range(len(original))],
+        110,
+        205,
+        w=74,
+        colors=lambda i, t: ORANGE if i in chosen else ("#ffffff", "#d1d5db"),
+    )
+    for i, x in enumerate(xs):
+        svg.arrow(x, 55, x, 113, color="#c2410c" if i in chosen else "#9ca3af")
+        if i in kinds:
+            svg.text(x, 162, kinds[i], size=10, color="#c2410c")
+    svg.text(
+        380,
+        270,
+        "about 15% of the tokens are chosen (more here, to show every case; never [CLS], "
+        "[SEP] or padding); the loss is computed only at them",
+        size=12,
+    )
+    return svg
+
+
+def mlm_step() -> Svg:
+    svg = Svg(
+        760,
+        400,
+        "One masked-language-modeling step",
+        "A masked sentence goes through the encoder, which returns one vector per token. Only "
+        "at the masked positions, the MLM head (dense, GELU, LayerNorm, then a decoder whose "
+        "weight is the token-embedding matrix) turns the vector into a score for every word "
+        "of the vocabulary. The loss is the cross-entropy between those scores and the "
+        "original tokens, averaged over the masked positions.",
+    )
+    tokens = ["[CLS]", "Marie", "[MASK]", "in", "[MASK]", "[SEP]"]
+    xs = tokens_row(
+        svg, tokens, 110, 340, w=86, colors=lambda i, t: ORANGE if t == "[MASK]" else GRAY
+    )
+    for x in xs:
+        svg.arrow(x, 340, x, 300)
+    svg.box(110, 250, 556, 50, "encoder: embeddings + N layers", BLUE, bold=True)
+    for x in xs:
+        svg.arrow(x, 250, x, 218)
+        svg.box(x - 30, 194, 60, 24, "h", BLUE, size=12, mono=True)
+    for i in (2, 4):
+        svg.arrow(xs[i], 194, xs[i], 160)
+        svg.box(xs[i] - 70, 112, 140, 48, "MLM head\n(tied to embeddings)", GREEN, size=12)
+        svg.arrow(xs[i], 112, xs[i], 84)
+    svg.text(xs[2], 68, "a probability for each of V words", size=12)
+    svg.text(xs[4], 68, "a probability for each of V words", size=12)
+    svg.box(230, 14, 340, 34, "loss = mean of −log p(original word)", ORANGE, size=13)
+    svg.arrow(xs[2], 56, 330, 48)
+    svg.arrow(xs[4], 56, 470, 48)
+    svg.text(20, 355, "input", size=13, anchor="start", bold=True)
+    svg.text(620, 128, "unmasked positions:", size=11, anchor="start", italic=True)
+    svg.text(620, 144, "no score, no loss", size=11, anchor="start", italic=True)
+    return svg
+
+
+def clm_vs_mlm_targets() -> Svg:
+    svg = Svg(
+        780,
+        300,
+        "Targets of masked and causal language modeling",
+        "The same sentence trained two ways. Masked LM: some tokens are replaced by [MASK] and "
+        "only those positions have a target, the original token, predicted from both sides. "
+        "Causal LM: every position is a target, the next token, predicted from the left only; "
+        "the first token is never a target and the last token's target is none.",
+    )
+    sentence = ["[CLS]", "Marie", "lives", "in", "Tival", "[SEP]"]
+    svg.text(20, 30, "masked LM (BERT): predict the hidden tokens, seeing both sides", size=14,
+             anchor="start", bold=True)  # fmt: skip
+    masked = ["[CLS]", "Marie", "[MASK]", "in", "[MASK]", "[SEP]"]
+    xs = tokens_row(svg, masked, 110, 50, w=86,
+                    colors=lambda i, t: ORANGE if t == "[MASK]" else GRAY)  # fmt: skip
+    targets = ["·", "·", "lives", "·", "Tival", "·"]
+    tokens_row(svg, targets, 110, 100, w=86,
+               colors=lambda i, t: ORANGE if t != "·" else ("#ffffff", "#d1d5db"))  # fmt: skip
+    svg.text(20, 65, "input", size=12, anchor="start")
+    svg.text(20, 115, "target", size=12, anchor="start")
+    for i in (2, 4):
+        svg.arrow(xs[i], 80, xs[i], 100)
+    svg.text(20, 170, "causal LM (GPT): predict the next token, seeing only the left", size=14,
+             anchor="start", bold=True)  # fmt: skip
+    xs = tokens_row(svg, sentence, 110, 190, w=86)
+    nxt = [*sentence[1:], "·"]
+    tokens_row(svg, nxt, 110, 246, w=86,
+               colors=lambda i, t: BLUE if t != "·" else ("#ffffff", "#d1d5db"))  # fmt: skip
+    svg.text(20, 205, "input", size=12, anchor="start")
+    svg.text(20, 261, "target", size=12, anchor="start")
+    for i in range(len(sentence) - 1):
+        svg.arrow(xs[i + 1] - 10, 220, xs[i] + 10, 246, color="#1d4ed8")
+    return svg
+
+
+def bio_alignment() -> Svg:
+    svg = Svg(
+        780,
+        290,
+        "BIO tags on words, labels on pieces",
+        "NER data gives one BIO tag per word: B- begins an entity, I- continues it, O is "
+        "outside. The tokenizer splits words into pieces. Each word's tag goes to its first "
+        "piece; its later pieces, [CLS], [SEP] and padding get -100, which the loss ignores. "
+        "At prediction time the first piece's label is read back as the word's tag.",
+    )
+    words = [("Marie", "B-PER"), ("Curie", "I-PER"), ("visited", "O"), ("Tivalmund", "B-LOC")]
+    pieces = ["[CLS]", "marie", "curie", "visited", "tiv", "##al", "##mund", "[SEP]"]
+    owner = [None, 0, 1, 2, 3, 3, 3, None]
+    word_x = {}
+    left = 150
+    for i, (word, tag) in enumerate(words):
+        svg.box(left + i * 150, 20, 120, 30, word, GRAY, size=13, mono=True)
+        svg.box(left + i * 150, 56, 120, 26, tag, ORANGE if tag != "O" else GRAY, size=12,
+                mono=True)  # fmt: skip
+        word_x[i] = left + i * 150 + 60
+    svg.text(20, 35, "words", size=12, anchor="start")
+    svg.text(20, 69, "tags", size=12, anchor="start")
+    xs = tokens_row(svg, pieces, 100, 160, w=74)
+    svg.text(20, 175, "pieces", size=12, anchor="start")
+    labels = []
+    for p, o in enumerate(owner):
+        first = o is not None and owner.index(o) == p
+        labels.append(words[o][1] if first else "-100")
+        if o is not None:
+            svg.arrow(
+                word_x[o], 82, xs[p], 160, color=INK if first else "#9ca3af", dashed=not first
+            )
+    tokens_row(svg, labels, 100, 220, w=74,
+               colors=lambda i, t: ORANGE if t not in ("-100", "O") else
+               (GRAY if t == "O" else ("#ffffff", "#d1d5db")))  # fmt: skip
+    svg.text(20, 235, "labels", size=12, anchor="start")
+    svg.text(420, 275, "the first piece carries the word's tag; -100 is ignored by the loss",
+             size=12)  # fmt: skip
+    return svg
+
+
+def qa_windows() -> Svg:
+    svg = Svg(
+        780,
+        330,
+        "Question answering windows",
+        "A context longer than the model reads is cut into overlapping windows. Each window is "
+        "one input, [CLS] question [SEP] part of the context [SEP]; consecutive windows overlap "
+        "(Hugging Face's doc_stride), so an answer near a cut is whole in at least one window. "
+        "A window that holds the answer is trained to point at its first and last token; a "
+        "window that misses it points at [CLS].",
+    )
+    svg.text(20, 22, "a context too long for one input, cut into windows that overlap", size=14,
+             anchor="start", bold=True)  # fmt: skip
+    svg.box(20, 40, 740, 30, "", GRAY)
+    svg.box(560, 44, 80, 22, "answer", ORANGE, size=12, bold=True)
+    windows = [(20, 320), (240, 540), (440, 760)]
+    for w, (start, end) in enumerate(windows):
+        y = 92 + w * 34
+        has = start <= 560 and end >= 640
+        color = "#c2410c" if has else "#1d4ed8"
+        svg.line([(start, y - 6), (start, y), (end, y), (end, y - 6)], color=color)
+        svg.text((start + end) / 2, y + 11, f"window {w + 1}", size=11, color=color)
+    for start, end in ((240, 320), (440, 540)):
+        svg.box(start, 40, end - start, 30, "", ("#e0e7ff", "#6366f1"), dashed=True)
+    svg.text(280, 82, "overlap", size=10, italic=True, color="#4338ca")
+    svg.text(490, 82, "overlap", size=10, italic=True, color="#4338ca")
+    svg.text(20, 212, "each window is one input:", size=13, anchor="start", bold=True)
+    svg.box(20, 226, 70, 34, "[CLS]", GREEN, size=12, mono=True)
+    svg.box(96, 226, 110, 34, "question", PURPLE, size=12)
+    svg.box(212, 226, 56, 34, "[SEP]", GRAY, size=12, mono=True)
+    svg.box(274, 226, 300, 34, "its slice of the context", BLUE, size=12)
+    svg.box(580, 226, 56, 34, "[SEP]", GRAY, size=12, mono=True)
+    svg.text(20, 292, "windows 1 and 2 miss the answer: their start and end point at [CLS]",
+             size=12, anchor="start", color="#15803d")  # fmt: skip
+    svg.text(20, 312, "window 3 holds it: start and end are its first and last token",
+             size=12, anchor="start", color="#c2410c")  # fmt: skip
+    return svg
+
+
+def packing_unpadding() -> Svg:
+    svg = Svg(
+        780,
+        330,
+        "Padding, packing and unpadding",
+        "Left: a padded batch, each row filled with [PAD] to the longest row, which costs "
+        "compute for nothing. Middle: packing puts several documents in one row; position ids "
+        "restart at 0 with each document and attention stays inside each document (a "
+        "block-diagonal mask). Right: unpadding drops the padding and computes on the real "
+        "tokens only, one long (N, H) sequence, padding back to rows only around attention.",
+    )
+    lengths = [7, 4, 2]
+    cell = 18
+    svg.text(110, 24, "padded batch", size=14, bold=True)
+    for r, n in enumerate(lengths):
+        for t in range(8):
+            colors = BLUE if t < n else GRAY
+            svg.box(40 + t * cell, 50 + r * 26, cell - 2, 22, "", colors)
+    svg.text(110, 140, "padding (gray) is computed", size=12, italic=True)
+    svg.text(110, 158, "and thrown away", size=12, italic=True)
+    svg.text(390, 24, "packed rows", size=14, bold=True)
+    docs = [[7, 1], [4, 2, 2]]
+    palette = [BLUE, GREEN, ORANGE]
+    for r, row in enumerate(docs):
+        t = 0
+        for d, n in enumerate(row):
+            for i in range(n):
+                svg.box(300 + t * cell, 50 + r * 44, cell - 2, 22, "", palette[d])
+                svg.text(300 + t * cell + cell / 2 - 1, 50 + r * 44 + 32, str(i), size=9, mono=True)
+                t += 1
+    svg.text(390, 150, "position ids restart at 0;", size=12, italic=True)
+    svg.text(390, 168, "each document attends to itself", size=12, italic=True)
+    # the block-diagonal mask of row 2
+    for q in range(8):
+        for k in range(8):
+            same = (q < 4 and k < 4) or (4 <= q < 6 and 4 <= k < 6) or (q >= 6 and k >= 6)
+            svg.box(
+                330 + k * 12, 190 + q * 12, 11, 11, "", BLUE if same else ("#ffffff", "#d1d5db")
+            )
+    svg.text(390, 300, "row 2's mask: block-diagonal", size=11, italic=True)
+    svg.text(650, 24, "unpadded", size=14, bold=True)
+    t = 0
+    for r, n in enumerate(lengths):
+        for _ in range(n):
+            svg.box(560 + (t % 10) * cell, 50 + (t // 10) * 26, cell - 2, 22, "", palette[r])
+            t += 1
+    svg.text(650, 120, "only the 13 real tokens: (N, H)", size=12, italic=True)
+    svg.text(650, 138, "back to rows around attention", size=12, italic=True)
+    return svg
+
+
+def data_parallel() -> Svg:
+    svg = Svg(
+        760,
+        356,
+        "Data parallelism",
+        "The global batch is split into shards, one per process. Each process holds a full copy "
+        "of the model, runs forward and backward on its shard, and the gradients are averaged "
+        "across processes with an all-reduce. Every process then takes the same optimiser step, "
+        "so the copies stay identical: the result is that of one process on the whole batch.",
+    )
+    svg.box(180, 14, 400, 34, "global batch: rows 0 1 2 3 4 5 6 7", GRAY, size=13, mono=True)
+    for p in range(2):
+        left = 60 + p * 360
+        shard = "rows 0 2 4 6" if p == 0 else "rows 1 3 5 7"
+        svg.arrow(380, 48, left + 140, 80)
+        svg.box(left, 80, 280, 30, f"process {p}: {shard}", GRAY, size=13, mono=True)
+        svg.arrow(left + 140, 110, left + 140, 130)
+        svg.box(left, 130, 280, 40, "model copy: forward, backward", BLUE, size=13)
+        svg.arrow(left + 140, 170, left + 140, 196)
+        svg.box(left, 196, 280, 30, "its gradients", ORANGE, size=13)
+        svg.arrow(left + 140, 226, left + 140, 252)
+        svg.box(left, 306, 280, 36, "the same optimiser step", BLUE, size=13)
+    svg.box(60, 252, 640, 30, "all-reduce: average the gradients of all processes", ORANGE, size=13,
+            bold=True)  # fmt: skip
+    svg.arrow(200, 282, 200, 306)
+    svg.arrow(560, 282, 560, 306)
+    return svg
+
+
+DIAGRAMS: dict[str, Callable[[], Svg]] = {
+    "pretrain_finetune": pretrain_finetune,
+    "masking_801010": masking_801010,
+    "input_embeddings": input_embeddings,
+    "bert_layer": bert_layer,
+    "attention_masks": attention_masks,
+    "mlm_step": mlm_step,
+    "bio_alignment": bio_alignment,
+    "qa_windows": qa_windows,
+    "clm_vs_mlm_targets": clm_vs_mlm_targets,
+    "packing_unpadding": packing_unpadding,
+    "data_parallel": data_parallel,
+}
+
+
+def chapter_figures(chapter: Path) -> list[tuple[str, str]]:
+    """``(src, alt)`` of each figure a chapter shows, in order (``:alt:`` must come first)."""
+    return [(m["src"], m["alt"]) for m in FIGURE.finditer(chapter.read_text(encoding="utf-8"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if a file is stale")
+    args = parser.parse_args(argv)
+    stale = []
+    for name, draw in DIAGRAMS.items():
+        path = FIGURES / f"{name}.svg"
+        text = draw().render()
+        if args.check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(path.name)
+        else:
+            FIGURES.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    if stale:
+        print(f"stale diagrams: {', '.join(stale)}; run `python scripts/make_diagrams.py`")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
