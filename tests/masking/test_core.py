@@ -442,3 +442,25 @@ def test_a_bad_setting_is_refused_even_after_the_equal_good_one_was_used(good, b
     mask_tokens(ids, **{**kw(), "mask_token_id": good})  # cached: a loop masks every step
     with pytest.raises((TypeError, ValueError), match="mask_token_id"):
         mask_tokens(ids, **{**kw(), "mask_token_id": bad})
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("p", [0.15, 0.5])
+def test_the_chapters_plain_80_10_10_is_mask_tokens_bit_for_bit(world_tokenizer, seed, p):
+    """book/masking.md's teaching cell, executed from the chapter, against the package."""
+    from mlmcourse.data import world_texts
+    from tests.teaching import teaching_namespace
+
+    mask_80_10_10 = teaching_namespace("masking")["mask_80_10_10"]
+    batch = world_tokenizer(world_texts("train")[seed * 50 : seed * 50 + 50])["input_ids"]
+    settings = dict(
+        mask_token_id=world_tokenizer.mask_token_id,
+        special_ids=world_tokenizer.all_special_ids,
+        vocab_size=world_tokenizer.vocab_size,
+    )
+    plain = mask_80_10_10(batch, **settings, p=p, generator=torch.Generator().manual_seed(seed))
+    package = mask_tokens(
+        batch, **settings, mlm_probability=p, generator=torch.Generator().manual_seed(seed)
+    )
+    assert torch.equal(plain[0], package[0]) and torch.equal(plain[1], package[1])
+    assert (plain[1] != -100).any()

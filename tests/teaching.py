@@ -1,0 +1,39 @@
+"""The chapters' teaching versions, run from the chapter's own source.
+
+A chapter writes an idea in its plainest form in a code cell tagged ``teaching``; a unit test
+pins that cell equal to the package. :func:`teaching_namespace` executes the tagged cells of
+``book/<chapter>.md`` (not a copy of them) with ``torch`` imported, and returns what they define.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<body>.*?)^```\s*$", re.S | re.M)
+
+
+def teaching_cells(chapter: str) -> list[str]:
+    """The source of each code cell of ``book/<chapter>.md`` tagged ``teaching``."""
+    cells = []
+    for match in CELL.finditer((BOOK / f"{chapter}.md").read_text(encoding="utf-8")):
+        lines = match["body"].split("\n")
+        options = [line for line in lines if line.startswith(":")]
+        if any(re.match(r":tags: \[.*\bteaching\b.*\]", line) for line in options):
+            cells.append("\n".join(line for line in lines if not line.startswith(":tags:")))
+    return cells
+
+
+def teaching_namespace(chapter: str) -> dict[str, Any]:
+    """What the chapter's teaching cells define, executed in order."""
+    import torch
+
+    cells = teaching_cells(chapter)
+    if not cells:
+        raise LookupError(f"book/{chapter}.md has no code cell tagged teaching")
+    namespace: dict[str, Any] = {"torch": torch}
+    for source in cells:
+        exec(compile(source, f"book/{chapter}.md (teaching cell)", "exec"), namespace)
+    return namespace
