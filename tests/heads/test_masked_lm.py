@@ -159,3 +159,31 @@ def test_torch_compile_traces_the_input_checks_without_graph_breaks():
     assert len(reasons) <= 2 and all("nonzero" in r for r in reasons), reasons
     with pytest.raises(ValueError, match="vocab_size"):  # eager mode still checks
         model(input_ids=torch.tensor([[1, 99]]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_chapters_plain_mlm_loss_is_the_models(seed):
+    """book/pretraining.md's teaching cell, executed from the chapter, against the head."""
+    from tests.teaching import teaching_cells
+
+    namespace = {"torch": torch, "F": F}
+    for source in teaching_cells("pretraining"):
+        exec(source, namespace)
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(tiny_encoder_config()).eval()
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, model.config.vocab_size, (3, 10), generator=g)
+    labels = torch.where(torch.rand(3, 10, generator=g) < 0.3, ids, torch.full_like(ids, -100))
+    head = model.cls.predictions
+    with torch.no_grad():
+        hidden = model.bert(ids).last_hidden_state
+        plain = namespace["mlm_loss"](
+            hidden,
+            labels,
+            head.transform.dense,
+            head.transform.LayerNorm,
+            model.bert.embeddings.word_embeddings.weight,
+            head.bias,
+        )
+        expected = model(ids, labels=labels).loss
+    torch.testing.assert_close(plain, expected, atol=1e-6, rtol=1e-6)
