@@ -337,3 +337,25 @@ def test_the_forward_that_never_reads_back_gives_the_same_outputs(monkeypatch, i
         got = model(ids, mask, position_ids=positions).last_hidden_state
     real = mask.bool()
     torch.testing.assert_close(got[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_chapters_plain_bert_layer_is_the_models(seed):
+    """book/encoder.md's teaching cell, executed from the chapter, against BertLayer."""
+    import torch.nn.functional as F
+
+    from tests.teaching import teaching_cells
+
+    namespace = {"torch": torch, "F": F}
+    for source in teaching_cells("encoder"):
+        exec(source, namespace)
+    model = tiny_model(seed)
+    ids, mask, _ = padded_batch(seed)
+    bias = torch.zeros(3, 1, 1, 9).masked_fill(mask[:, None, None, :] == 0, -1e9)
+    with torch.no_grad():
+        h = model.embeddings(ids)
+        for layer in model.encoder.layer:
+            plain = namespace["bert_layer"](h, mask, layer)
+            h, _ = layer(h, bias)
+            real = mask.bool()
+            torch.testing.assert_close(plain[real], h[real], atol=1e-5, rtol=1e-5)
