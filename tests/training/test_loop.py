@@ -250,3 +250,36 @@ def test_length_grouped_batches_cover_each_example_once_and_cut_padding():
     assert padded(batches) < 0.8 * padded(shuffled)
     with pytest.raises(ValueError, match="at least one example"):
         length_grouped_batches([], 4, seed=0, epoch=0)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
+def test_the_chapters_plain_training_loop_is_train(dropout):
+    """book/pretraining.md's teaching loop, executed from the chapter, ends where train ends."""
+    from mlmcourse.heads import BertForMaskedLM
+    from mlmcourse.training import TrainingConfig, train
+    from tests.teaching import teaching_cells
+    from tests.tiny import tiny_encoder_config
+
+    namespace = {"torch": torch, "math": math}
+    for source in teaching_cells("pretraining"):
+        exec(source, namespace)
+    config = tiny_encoder_config(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+
+    def batch(step):
+        g = torch.Generator().manual_seed(step)
+        ids = torch.randint(5, config.vocab_size, (4, 10), generator=g)
+        labels = torch.where(torch.rand(4, 10, generator=g) < 0.3, ids, torch.full_like(ids, -100))
+        return {"input_ids": ids, "labels": labels}
+
+    states = []
+    for plain in (True, False):
+        torch.manual_seed(0)
+        model = BertForMaskedLM(config)
+        if plain:
+            namespace["train_plainly"](model, batch, steps=12, lr=2e-3, warmup=3)
+        else:
+            recipe = TrainingConfig(max_steps=12, learning_rate=2e-3, warmup_steps=3)
+            train(model, batch, recipe, progress=False, log=None)
+        states.append(model.state_dict())
+    for name, value in states[1].items():
+        torch.testing.assert_close(states[0][name], value, atol=1e-6, rtol=1e-5, msg=name)
