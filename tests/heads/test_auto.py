@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 import torch
 
-from mlmcourse.checkpoint import save_checkpoint
+from mlmcourse.checkpoint import load_encoder, save_checkpoint
 from mlmcourse.heads import (
+    MODEL_FOR_ARCHITECTURE,
     BertForCausalLM,
     BertForMaskedLM,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
     BertForTokenClassification,
     load_checkpoint,
 )
+from mlmcourse.model import BertModel
 from mlmcourse.tasks.ner import LabelVocab
 from mlmcourse.utils.checks import ConfigError
 from tests.tiny import tiny_encoder_config
@@ -109,3 +114,46 @@ def test_ner_label_keys_that_do_not_fit_are_refused(tmp_path, edit, message):
     path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
     with pytest.raises(ConfigError, match=message):
         load_checkpoint(tmp_path / "ner")
+
+
+def _every_architecture(config):
+    labels = ["O", "B-PER", "I-PER"]
+    return [
+        BertModel(config),
+        BertForMaskedLM(config),
+        BertForCausalLM(dataclasses.replace(config, is_causal=True)),
+        BertForTokenClassification(config, 3, id2label=labels, classifier_dropout=0.2),
+        BertForSequenceClassification(config, 2, id2label=["negative", "positive"]),
+        BertForQuestionAnswering(config),
+    ]
+
+
+def test_every_head_reloads_through_the_one_path(tmp_path):
+    """save_checkpoint then load_checkpoint gives back the same class, labels and weights."""
+    torch.manual_seed(0)
+    models = _every_architecture(tiny_encoder_config())
+    assert {type(m).__name__ for m in models} == set(MODEL_FOR_ARCHITECTURE)
+    for model in models:
+        directory = tmp_path / type(model).__name__
+        save_checkpoint(directory, model)
+        loaded = load_checkpoint(directory).model
+        assert type(loaded) is type(model)
+        assert getattr(loaded, "id2label", None) == getattr(model, "id2label", None)
+        assert getattr(loaded, "num_labels", None) == getattr(model, "num_labels", None)
+        if hasattr(model, "dropout"):
+            assert loaded.dropout.p == model.dropout.p
+        ours, theirs = model.state_dict(), loaded.state_dict()
+        assert ours.keys() == theirs.keys()
+        assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+
+
+def test_the_encoder_of_any_head_loads_alone(tmp_path):
+    """load_encoder reads the encoder's tensors of any checkpoint, pooler included."""
+    torch.manual_seed(0)
+    for model in _every_architecture(tiny_encoder_config()):
+        directory = tmp_path / type(model).__name__
+        save_checkpoint(directory, model)
+        encoder = load_encoder(directory)
+        bert = getattr(model, "bert", model)
+        assert (encoder.pooler is None) == (bert.pooler is None)
+        assert all(torch.equal(v, bert.state_dict()[k]) for k, v in encoder.state_dict().items())
