@@ -50,6 +50,7 @@ EDITIONS = ("colab", "instructor", "student")
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's default code stub
 COLAB_TITLE = '#@title Solution (try the exercise first) { display-mode: "form" }'
+CHECKS_TITLE = '#@title Checks of what the text claims { display-mode: "form" }'
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,11 @@ def is_setup(cell) -> bool:
 
 def is_hidden_tests(cell) -> bool:
     return cell.cell_type == "code" and HIDDEN_TAG in tags(cell)
+
+
+def is_checks(cell) -> bool:
+    """A cell of checks of what the text claims (tagged ``checks``): run, shown collapsed."""
+    return "checks" in tags(cell)
 
 
 def is_manual(cell) -> bool:
@@ -260,7 +266,8 @@ def base_notebook(source: Path, release: Release) -> nbformat.NotebookNode:
 
 
 def colab_edition(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
-    """The whole chapter; solutions and hidden tests start collapsed (a form in Colab)."""
+    """The whole chapter; solutions, hidden tests and the checks of the text's claims start
+    collapsed (a form in Colab)."""
     nb = copy.deepcopy(nb)
     nb.metadata["colab"] = {"provenance": [], "name": f"{stem}.ipynb"}
     for cell in nb.cells:
@@ -268,6 +275,8 @@ def colab_edition(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
             cell.source = f"{COLAB_TITLE}\n{strip_markers(cell.source)}"
         elif is_hidden_tests(cell):
             cell.source = f"{HIDDEN_TITLE}\n{cell.source}"
+        elif is_checks(cell):
+            cell.source = f"{CHECKS_TITLE}\n{cell.source}"
         else:
             continue
         cell.metadata["jupyter"] = {"source_hidden": True}

@@ -127,6 +127,17 @@ def test_unconvertible_myst_is_an_error_naming_the_chapter_and_line(tmp_path, te
 
 
 @pytest.mark.parametrize("stem", IDS)
+def test_checks_of_the_texts_claims_start_collapsed(stem):
+    """Proof out of the reading path: check cells are hidden in the book and collapsed here."""
+    colab = editions(stem)["colab"]
+    for cell in colab.cells:
+        if mn.is_checks(cell):
+            assert "hide-cell" in mn.tags(cell)
+            assert cell.source.startswith(mn.CHECKS_TITLE)
+            assert cell.metadata["jupyter"] == {"source_hidden": True}
+
+
+@pytest.mark.parametrize("stem", IDS)
 def test_every_figure_is_embedded_with_its_alt_text(stem):
     """A learner's notebook has no figures/ folder: each picture travels inside its cell."""
     figures = make_diagrams.chapter_figures(ROOT / "book" / f"{stem}.md")
