@@ -2,7 +2,8 @@
 
 A chapter writes an idea in its plainest form in a code cell tagged ``teaching``; a unit test
 pins that cell equal to the package. :func:`teaching_namespace` executes the tagged cells of
-``book/<chapter>.md`` (not a copy of them) with ``torch`` imported, and returns what they define.
+``book/<chapter>.md`` (not a copy of them) with what the chapters import for them (``torch``,
+``torch.nn.functional as F``, ``math``), and returns what they define.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ def teaching_cells(chapter: str) -> list[str]:
 
 def teaching_namespace(chapter: str) -> dict[str, Any]:
     """What the chapter's teaching cells define, executed in order."""
+    import math
+
     import torch
+    import torch.nn.functional as F
 
     cells = teaching_cells(chapter)
     if not cells:
         raise LookupError(f"book/{chapter}.md has no code cell tagged teaching")
-    namespace: dict[str, Any] = {"torch": torch}
+    namespace: dict[str, Any] = {"torch": torch, "F": F, "math": math}
     for source in cells:
         exec(compile(source, f"book/{chapter}.md (teaching cell)", "exec"), namespace)
     return namespace

@@ -164,11 +164,9 @@ def test_torch_compile_traces_the_input_checks_without_graph_breaks():
 @pytest.mark.parametrize("seed", range(3))
 def test_the_chapters_plain_mlm_loss_is_the_models(seed):
     """book/pretraining.md's teaching cell, executed from the chapter, against the head."""
-    from tests.teaching import teaching_cells
+    from tests.teaching import teaching_namespace
 
-    namespace = {"torch": torch, "F": F}
-    for source in teaching_cells("pretraining"):
-        exec(source, namespace)
+    namespace = teaching_namespace("pretraining")
     torch.manual_seed(seed)
     model = BertForMaskedLM(tiny_encoder_config()).eval()
     g = torch.Generator().manual_seed(seed)

@@ -342,13 +342,9 @@ def test_the_forward_that_never_reads_back_gives_the_same_outputs(monkeypatch, i
 @pytest.mark.parametrize("seed", range(3))
 def test_the_chapters_plain_bert_layer_is_the_models(seed):
     """book/encoder.md's teaching cell, executed from the chapter, against BertLayer."""
-    import torch.nn.functional as F
+    from tests.teaching import teaching_namespace
 
-    from tests.teaching import teaching_cells
-
-    namespace = {"torch": torch, "F": F}
-    for source in teaching_cells("encoder"):
-        exec(source, namespace)
+    namespace = teaching_namespace("encoder")
     model = tiny_model(seed)
     ids, mask, _ = padded_batch(seed)
     bias = torch.zeros(3, 1, 1, 9).masked_fill(mask[:, None, None, :] == 0, -1e9)

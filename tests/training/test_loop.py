@@ -257,12 +257,10 @@ def test_the_chapters_plain_training_loop_is_train(dropout):
     """book/pretraining.md's teaching loop, executed from the chapter, ends where train ends."""
     from mlmcourse.heads import BertForMaskedLM
     from mlmcourse.training import TrainingConfig, train
-    from tests.teaching import teaching_cells
+    from tests.teaching import teaching_namespace
     from tests.tiny import tiny_encoder_config
 
-    namespace = {"torch": torch, "math": math}
-    for source in teaching_cells("pretraining"):
-        exec(source, namespace)
+    namespace = teaching_namespace("pretraining")
     config = tiny_encoder_config(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
 
     def batch(step):
