@@ -355,3 +355,22 @@ def test_the_chapters_plain_bert_layer_is_the_models(seed):
             h, _ = layer(h, bias)
             real = mask.bool()
             torch.testing.assert_close(plain[real], h[real], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_chapters_plain_attention_head_is_the_packages(seed):
+    """book/encoder.md's one-head teaching cell against attention_allowed + eager_attention."""
+    from tests.teaching import teaching_namespace
+
+    attention_head = teaching_namespace("encoder")["attention_head"]
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, 9, 8, generator=g)
+    w_q, w_k, w_v = (torch.randn(8, 4, generator=g) for _ in range(3))
+    _, mask, _ = padded_batch(seed)
+    bias = attention_bias(attention_allowed(mask, is_causal=False), torch.float32)
+    expected, probs = eager_attention(
+        (x @ w_q)[:, None], (x @ w_k)[:, None], (x @ w_v)[:, None], bias
+    )
+    torch.testing.assert_close(attention_head(x, mask, w_q, w_k, w_v), expected[:, 0])
+    padded_keys = (mask[:, None, :] == 0).expand(3, 9, 9)
+    assert (probs[:, 0][padded_keys] == 0).all()  # no query gives a [PAD] key any weight

@@ -1,0 +1,71 @@
+"""Count the checks a reader sees in the book's code cells (issue 34's measure).
+
+A check is a line that proves rather than teaches: an ``assert``, a ``torch.testing`` or
+``np.testing`` call, an exercise's ``check(...)`` or a call of a helper whose name starts
+with ``assert``. A cell is visible unless its tags hide or remove it (``hide-cell``,
+``remove-cell``, ``hide-input``, ``hidden-tests``); the collapsed check cells are counted apart.
+
+    python scripts/count_checks.py            # per chapter, then the totals
+    python scripts/count_checks.py --total    # one line: visible, collapsed
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+HIDDEN_TAGS = {"hide-cell", "remove-cell", "hide-input", "hidden-tests"}
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+TAGS = re.compile(r"^:tags:\s*\[([^\]]*)\]", re.M)
+CHECK = re.compile(
+    r"^\s*assert\b"  # an assert statement
+    r"|\b(?:np|numpy|torch)\.testing\."  # numpy's and torch's comparisons
+    r"|^\s*(?:\w+\s*=\s*)?check\("  # an exercise's check(...)
+    r"|^\s*(?:\w+\.)*assert_\w*\(",  # a helper that asserts
+    re.M,
+)
+
+
+def cells(text: str) -> list[tuple[set[str], str]]:
+    """(tags, source) of every code cell of a MyST notebook."""
+    found = []
+    for match in CELL.finditer(text):
+        body = match.group(1)
+        tags = TAGS.search(body)
+        names = {t.strip().strip("'\"") for t in tags.group(1).split(",")} if tags else set()
+        found.append((names, body))
+    return found
+
+
+def count(path: Path) -> tuple[int, int]:
+    """(checks in visible cells, checks in hidden or collapsed cells) of one chapter."""
+    visible = hidden = 0
+    for tags, source in cells(path.read_text(encoding="utf-8")):
+        n = len(CHECK.findall(source))
+        if tags & HIDDEN_TAGS:
+            hidden += n
+        else:
+            visible += n
+    return visible, hidden
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--total", action="store_true", help="print only the two totals")
+    args = parser.parse_args(argv)
+    totals = [0, 0]
+    for path in sorted(BOOK.glob("*.md")):
+        visible, hidden = count(path)
+        totals[0] += visible
+        totals[1] += hidden
+        if not args.total:
+            print(f"{path.stem:14} visible {visible:4}   hidden or collapsed {hidden:4}")
+    print(f"{'total':14} visible {totals[0]:4}   hidden or collapsed {totals[1]:4}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
