@@ -1,4 +1,4 @@
-"""CLM vs MLM on one budget, over seeds: every comparison chapter 6 draws.
+"""CLM vs MLM on one budget, over seeds: every comparison book/clm_vs_mlm.md draws.
 
 For each seed this trains a masked LM and a causal LM on the shipped ``clm_vs_mlm`` config
 (``mlmcourse/assets/configs/clm_vs_mlm.yaml``, the budget ``book/clm_vs_mlm.md`` trains; only

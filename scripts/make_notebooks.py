@@ -353,10 +353,33 @@ the cases shown does not score. An experiment marked *graded by hand* is read by
 teacher: your function, and your explanation in its comments."""
 
 
+# An embedded picture as ``myst_markdown`` writes a figure: the image line, then its caption.
+EMBEDDED_FIGURE = re.compile(
+    r'^<img src="data:image/[^"]+" alt="[^"]*"[^>]*>(?:\n\n\*.+\*)?$', re.M
+)
+
+
+def chapter_figures(nb: nbformat.NotebookNode) -> str:
+    """The chapter's diagrams, embedded with their alt text and captions, for its assignment: a
+    learner who has only the assignment still has the pictures the exercises build on."""
+    figures = [
+        match[0]
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for match in EMBEDDED_FIGURE.finditer(cell.source)
+    ]
+    if not figures:
+        return ""
+    return "\n\n**The chapter's diagrams**, for reference:\n\n" + "\n\n".join(figures)
+
+
 def assignment(nb: nbformat.NotebookNode, source: Path, release: Release) -> list:
-    """The assignment's cells as the chapter has them: install, title, the exercise section."""
+    """The assignment's cells as the chapter has them: install, title and the chapter's
+    diagrams, the exercise section."""
     url = _context(source, release).page_url(source.name)
-    intro = nbformat.v4.new_markdown_cell(assignment_intro(chapter_title(nb), url))
+    intro = nbformat.v4.new_markdown_cell(
+        assignment_intro(chapter_title(nb), url) + chapter_figures(nb)
+    )
     try:
         section = exercise_section(nb)
     except ValueError as error:

@@ -5,8 +5,8 @@ A right-context probe claims that the words *before* ``[MASK]`` do not determine
 left context in a corpus. When several different words do, a model that reads only the left
 context (a causal language model) cannot know which one the probe wants.
 
-:func:`by_relation` and :func:`by_blank_position` break a probe score down the way chapter 7
-compares a masked and a causal LM: per relation, and by where the blank stands.
+:func:`by_relation` and :func:`by_blank_position` break a probe score down the way the CLM vs
+MLM chapter compares a masked and a causal LM: per relation, and by where the blank stands.
 """
 
 from __future__ import annotations

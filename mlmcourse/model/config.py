@@ -65,7 +65,7 @@ class EncoderConfig:
     residual sum (the "pre-LN" Transformer, easier to train deep or with large learning rates);
     it adds one final LayerNorm, and the first layer takes the embeddings' normalised output as
     it is. ``is_causal=True`` lets each position attend only to itself and earlier positions
-    (the causal LM of chapter 7).
+    (the causal LM of the CLM vs MLM chapter).
 
     The switches after ``is_causal`` are what later encoders changed (:mod:`mlmcourse.model.modern`),
     each off by default: ``position_embedding_type="rotary"`` (with ``rope_theta``, and

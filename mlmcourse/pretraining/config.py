@@ -50,7 +50,7 @@ class PretrainConfig(TrainingConfig):
     """Everything a pretraining run needs, as one flat set of YAML keys (see :data:`HELP`)."""
 
     training_mode: str = _data(
-        "mlm", "mlm (masked LM) or clm (causal LM, chapter 7)", _training_mode
+        "mlm", "mlm (masked LM) or clm (causal LM: the CLM vs MLM chapter)", _training_mode
     )
     dataset: str | list[str] = _data(
         "world",
@@ -103,13 +103,20 @@ class PretrainConfig(TrainingConfig):
         False, "true for a pre-LayerNorm Transformer (easier to train deep)"
     )
     position_embedding_type: str = _model(
-        "absolute", "absolute (BERT's learned position vectors) or rotary (chapter 8)"
+        "absolute",
+        "absolute (BERT's learned position vectors) or rotary (the modern-encoder chapter)",
     )
-    ffn_type: str = _model("mlp", "mlp (BERT's), or the gated geglu or swiglu (chapter 8)")
-    norm_type: str = _model("layernorm", "layernorm (BERT's) or rmsnorm (chapter 8)")
-    bias: bool = _model(True, "false: no bias in any projection or norm (chapter 8)")
+    ffn_type: str = _model(
+        "mlp", "mlp (BERT's), or the gated geglu or swiglu (the modern-encoder chapter)"
+    )
+    norm_type: str = _model(
+        "layernorm", "layernorm (BERT's) or rmsnorm (the modern-encoder chapter)"
+    )
+    bias: bool = _model(
+        True, "false: no bias in any projection or norm (the modern-encoder chapter)"
+    )
     local_attention: int = _model(
-        0, "a window of tokens for local-attention layers, 0 for none (chapter 8)"
+        0, "a window of tokens for local-attention layers, 0 for none (the modern-encoder chapter)"
     )
     global_attn_every_n_layers: int = _model(
         1, "with local_attention, every n-th layer (the first included) stays global"
@@ -175,7 +182,7 @@ class PretrainConfig(TrainingConfig):
             pad_token_id=pad_token_id,
             pre_layer_norm=self.pre_layer_norm,
             is_causal=self.training_mode == "clm",
-            # the modern encoder's switches that a pretraining config has (chapter 8)
+            # the modern encoder's switches that a pretraining config has
             **{key: getattr(self, key) for key in MODERN_FIELDS if hasattr(self, key)},
         )
 

@@ -239,7 +239,7 @@ def next_word_accuracy(
 
 
 # --------------------------------------------------------------------------------------------
-# Judging generated text (chapter 7's generation test)
+# Judging generated text (the CLM vs MLM chapter's generation test)
 # --------------------------------------------------------------------------------------------
 
 

@@ -1,14 +1,14 @@
 """Linear probes: how much of a task is already *in* a frozen encoder's vectors?
 
-Fine-tuning (chapter 5) changes the encoder, so it measures what the encoder can *become*. A
+Fine-tuning (the NER chapter) changes the encoder, so it measures what the encoder can *become*. A
 linear probe freezes it and trains one linear layer on top: whatever the probe finds was
 already there, linearly readable. That makes it the fair way to compare the representations
-two pretraining objectives leave behind (chapter 6: masked vs causal LM).
+two pretraining objectives leave behind (the CLM vs MLM chapter).
 
 Since the encoder is frozen, its vectors are computed once (:func:`token_features`) and the
 classifier is trained on them directly, which takes seconds. The trained layer is then placed
 into a :class:`~mlmcourse.heads.BertForTokenClassification` with the frozen encoder, so the
-evaluation is exactly chapter 5's :func:`~mlmcourse.tasks.ner.evaluate_ner` (entity F1 as ``seqeval``).
+evaluation is exactly the NER chapter's :func:`~mlmcourse.tasks.ner.evaluate_ner` (entity F1 as ``seqeval``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def token_features(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The frozen encoder's vector for each labelled piece and its label id: (N, H), (N,).
 
-    Labelled pieces are the first piece of each word (chapter 5's alignment); the encoder runs
+    Labelled pieces are the first piece of each word (the NER chapter's alignment); the encoder runs
     in eval mode (no dropout), and its mode is restored afterwards.
     """
     encoder = _encoder(encoder)
@@ -145,7 +145,7 @@ def linear_probe(
 def unseen_name_probe(
     encoder: nn.Module, tokenizer: Any, *, train_size: int = 1000, epochs: int = 20
 ) -> LinearProbeResult:
-    """Chapter 6's probe: entity types on the world's unseen-entity split, from frozen vectors.
+    """The CLM vs MLM chapter's probe: entity types on the world's unseen-entity split, from frozen vectors.
 
     The split's names never occur in pretraining (a word-level tokenizer reads each as
     ``[UNK]``), so a name's type can only come from its context. The first ``train_size``

@@ -141,12 +141,14 @@ def test_checks_of_the_texts_claims_start_collapsed(stem):
 def test_every_figure_is_embedded_with_its_alt_text(stem):
     """A learner's notebook has no figures/ folder: each picture travels inside its cell."""
     figures = make_diagrams.chapter_figures(ROOT / "book" / f"{stem}.md")
-    text = "\n".join(markdown(editions(stem)["colab"]))
-    for src, alt in figures:
-        svg = (ROOT / "book" / src).read_bytes()
-        data = base64.b64encode(svg).decode("ascii")
-        assert f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}"' in text, src
-    assert text.count("data:image/svg+xml;base64,") == len(figures)
+    for edition in ("colab", "instructor", "student"):  # the classroom editions too
+        text = "\n".join(markdown(editions(stem)[edition]))
+        for src, alt in figures:
+            svg = (ROOT / "book" / src).read_bytes()
+            data = base64.b64encode(svg).decode("ascii")
+            image = f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}"'
+            assert image in text, (edition, src)
+        assert text.count("data:image/svg+xml;base64,") == len(figures), edition
 
 
 @pytest.mark.parametrize("stem", IDS)

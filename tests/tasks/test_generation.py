@@ -1,4 +1,4 @@
-"""The measurements chapter 6 and ``experiments/clm_vs_mlm.py`` share: probe breakdowns,
+"""The measurements the CLM vs MLM chapter and ``experiments/clm_vs_mlm.py`` share: probe breakdowns,
 well-formed generation, the three decoders and the unseen-name linear probe."""
 
 from __future__ import annotations
