@@ -1,11 +1,12 @@
-"""Count the checks a reader sees in the book's code cells (issue 34's measure).
+"""Count the checks a reader sees in the book's code cells, and each chapter's prose words.
 
 A check is a line that proves rather than teaches: an ``assert``, a ``torch.testing`` or
 ``np.testing`` call, an exercise's ``check(...)`` or a call of a helper whose name starts
 with ``assert``. A cell is visible unless its tags hide or remove it (``hide-cell``,
 ``remove-cell``, ``hide-input``, ``hidden-tests``); the collapsed check cells are counted apart.
+Prose words are the words outside code cells, listings and the front matter.
 
-    python scripts/count_checks.py            # per chapter, then the totals
+    python scripts/count_checks.py            # per chapter (and its prose words), then totals
     python scripts/count_checks.py --total    # one line: visible, collapsed
 """
 
@@ -40,6 +41,17 @@ def cells(text: str) -> list[tuple[set[str], str]]:
     return found
 
 
+FENCED = re.compile(r"^```.*?^```\s*$", re.S | re.M)
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+WORD = re.compile(r"[A-Za-z0-9]+(?:[-'.][A-Za-z0-9]+)*")
+
+
+def prose_words(path: Path) -> int:
+    """The words a reader reads outside code: fenced blocks and the front matter removed."""
+    text = FRONT_MATTER.sub("", path.read_text(encoding="utf-8"))
+    return len(WORD.findall(FENCED.sub("", text)))
+
+
 def count(path: Path) -> tuple[int, int]:
     """(checks in visible cells, checks in hidden or collapsed cells) of one chapter."""
     visible = hidden = 0
@@ -62,8 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         totals[0] += visible
         totals[1] += hidden
         if not args.total:
-            print(f"{path.stem:14} visible {visible:4}   hidden or collapsed {hidden:4}")
-    print(f"{'total':14} visible {totals[0]:4}   hidden or collapsed {totals[1]:4}")
+            print(
+                f"{path.stem:21} visible {visible:4}   hidden or collapsed {hidden:4}   "
+                f"prose words {prose_words(path):5}"
+            )
+    print(f"{'total':21} visible {totals[0]:4}   hidden or collapsed {totals[1]:4}")
     return 0
 
 

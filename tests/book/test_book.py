@@ -90,3 +90,20 @@ def test_the_book_shows_every_diagram_with_its_description_as_alt_text():
             shown[name] = chapter.name
     assert sorted(shown) == sorted(make_diagrams.DIAGRAMS), "a diagram is drawn but not shown"
     assert len(shown) >= 10
+
+
+def test_the_reading_path_holds_few_checks_and_no_chapter_is_overlong():
+    """Proof stays out of the reading path, and chapters stay readable in one sitting.
+
+    Before the textbook pass, 388 asserts stood in the book's visible code cells; at most a
+    fifth of that may be in view now, counting every form of check (the exercises' ``check``
+    calls included). A chapter's prose stays at about 3,500 words.
+    """
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import count_checks
+
+    chapters = sorted((ROOT / "book").glob("*.md"))
+    visible = sum(count_checks.count(path)[0] for path in chapters)
+    assert visible <= 388 // 5, f"{visible} checks in visible cells: collapse them (checks cells)"
+    long = {p.name: count_checks.prose_words(p) for p in chapters}
+    assert max(long.values()) <= 3_550, {name: n for name, n in long.items() if n > 3_550}
