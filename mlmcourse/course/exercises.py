@@ -38,7 +38,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlmcourse.utils.checks import is_number
+from mlmcourse.utils.checks import check_number
 
 __all__ = ["Case", "ExerciseNotPassed", "Satisfies", "check", "grade", "values_equal"]
 
@@ -353,8 +353,7 @@ def grade(fn: Callable[..., Any], cases: Sequence[Case], *, points: float = 1) -
     With ``MLMCOURSE_STRICT_EXERCISES=1`` in the environment, anything short of full marks
     raises :class:`ExerciseNotPassed`, so a reference solution that breaks fails the build.
     """
-    if not is_number(points) or not points > 0:
-        raise ValueError(f"grade() needs points > 0, got {points!r}")
+    points = check_number(points, "points", low=0, low_open=True)
     earned = float(points) if check(fn, cases) else 0.0
     if earned < points and os.environ.get(STRICT_ENV, "") not in ("", "0"):
         name = getattr(fn, "__name__", "the function")

@@ -50,7 +50,7 @@ class BertForSequenceClassification(ClassifierHead):
         id2label: Mapping[int, str] | Sequence[str] | None = None,
     ) -> None:
         super().__init__()
-        self.num_labels = check_positive_int(num_labels, "num_labels")
+        self.num_labels = num_labels = check_positive_int(num_labels, "num_labels")
         dropout = config.hidden_dropout_prob if classifier_dropout is None else classifier_dropout
         dropout = check_number(dropout, "classifier_dropout", low=0, high=1, high_open=True)
         self.id2label = _label_names(id2label, num_labels)

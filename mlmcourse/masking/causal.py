@@ -28,9 +28,9 @@ class CLMCollator:
     """
 
     def __init__(self, tokenizer: Any, *, max_length: int = 128) -> None:
-        self.tokenizer = tokenizer
-        self.max_length = max_length
         self._padder = MLMCollator(tokenizer, max_length=max_length)  # validates both
+        self.tokenizer = tokenizer
+        self.max_length = self._padder.max_length  # a Python int
 
     def __repr__(self) -> str:
         return f"CLMCollator(max_length={self.max_length})"

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 
 from mlmcourse.masking.core import check_count, check_ratios, check_setting, mask_tokens
-from mlmcourse.masking.strategies import mask_spans, mask_whole_words, span_length_probs
-from mlmcourse.utils.checks import check_int, check_integer_values
+from mlmcourse.masking.strategies import check_span_settings, mask_spans, mask_whole_words
+from mlmcourse.utils.checks import check_choice, check_int, check_integer_values
 
 __all__ = ["MLMCollator", "STRATEGIES"]
 
@@ -83,25 +83,16 @@ class MLMCollator:
         max_span_length: int = 10,
     ):
         _check_tokenizer(tokenizer)
-        check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-        at_least_two = functools.partial(check_int, minimum=2)
-        check_setting(at_least_two, max_length, "max_length", "an int >= 2 ([CLS] and [SEP])")
-        check_count(min_masked, "min_masked")
-        check_count(seed, "seed")
-        span_length_probs(geometric_p, max_span_length)  # validates both
+        self.mlm_probability, self.mask_replace_prob, self.random_replace_prob = check_ratios(
+            mlm_probability, mask_replace_prob, random_replace_prob
+        )
+        self.strategy = check_choice(strategy, "strategy", STRATEGIES)
+        self.max_length = _check_max_length(max_length)
+        self.min_masked = check_count(min_masked, "min_masked")
+        self.seed = check_count(seed, "seed")
+        self.geometric_p, self.max_span_length = check_span_settings(geometric_p, max_span_length)
         self.tokenizer = tokenizer
-        self.mlm_probability = mlm_probability
-        self.mask_replace_prob = mask_replace_prob
-        self.random_replace_prob = random_replace_prob
-        self.strategy = strategy
-        self.max_length = max_length
-        self.min_masked = min_masked
-        self.seed = seed
-        self.geometric_p = geometric_p
-        self.max_span_length = max_span_length
-        self.generator = torch.Generator().manual_seed(seed)
+        self.generator = torch.Generator().manual_seed(self.seed)
         self._worker: tuple[int, int] | None = None  # (id, seed) of the worker we run in
 
     def __repr__(self) -> str:
@@ -227,6 +218,11 @@ class MLMCollator:
             max_span_length=self.max_span_length,
             **common,
         )
+
+
+def _check_max_length(max_length: Any) -> int:
+    at_least_two = functools.partial(check_int, minimum=2)
+    return check_setting(at_least_two, max_length, "max_length", "an int >= 2 ([CLS] and [SEP])")
 
 
 def _check_tokenizer(tokenizer: Any) -> None:

@@ -18,7 +18,13 @@ from typing import Any
 
 import torch
 
-from mlmcourse.utils.checks import check_int, check_positive_int, check_probability
+from mlmcourse.utils.checks import (
+    ConfigError,
+    WrongTypeError,
+    check_int,
+    check_positive_int,
+    check_probability,
+)
 
 __all__ = [
     "IGNORE_INDEX",
@@ -45,15 +51,16 @@ IGNORE_INDEX = -100  # the ignore_index of torch.nn.functional.cross_entropy: no
 
 
 def check_setting(check: Callable[[Any, str], Any], value: Any, name: str, expected: str) -> Any:
-    """``check(value, name)``, whose failure becomes masking's ``ValueError``: "must be ...".
+    """``check(value, name)``, whose failure says what masking expected: "must be ...".
 
-    Every bad masking setting is a ``ValueError`` saying what was expected (the masking widget
-    shows that message instead of a blank output when its sliders add up to more than 1).
+    Every bad masking setting is a ``ValueError`` (:class:`WrongTypeError` or
+    :class:`ConfigError`) saying what was expected (the masking widget shows that message
+    instead of a blank output when its sliders add up to more than 1).
     """
     try:
         return check(value, name)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {expected}, got {value!r}") from None
+    except (WrongTypeError, ConfigError) as exc:
+        raise type(exc)(f"{name} must be {expected}, got {value!r:.80}") from None
 
 
 def check_ratios(
@@ -69,9 +76,9 @@ def check_ratios(
         )
     ]
     if rates[1] + rates[2] > 1.0 + 1e-9:
-        raise ValueError(
+        raise ConfigError(
             "mask_replace_prob + random_replace_prob must be at most 1 (the rest of the selected "
-            f"tokens are kept unchanged), got {mask_replace_prob} + {random_replace_prob} = "
+            f"tokens are kept unchanged), got {rates[1]} + {rates[2]} = "
             f"{rates[1] + rates[2]:g}"
         )
     return rates[0], rates[1], rates[2]
@@ -126,8 +133,8 @@ def _id_tuple(special_ids: Any) -> tuple[int, ...]:
     if isinstance(special_ids, torch.Tensor):
         special_ids = special_ids.tolist()
     if isinstance(special_ids, str | bytes) or not isinstance(special_ids, Iterable):
-        raise TypeError(f"special_ids must be a collection of ids, got {special_ids!r}")
-    return tuple(special_ids)
+        raise WrongTypeError(f"special_ids must be a collection of ids, got {special_ids!r:.80}")
+    return tuple(check_int(i, "each of special_ids") for i in special_ids)
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,7 +157,7 @@ class Replacement:
         vocab_size = check_setting(check_positive_int, vocab_size, "vocab_size", "a positive int")
         mask_token_id = check_int(mask_token_id, "mask_token_id")
         if not 0 <= mask_token_id < vocab_size:
-            raise ValueError(
+            raise ConfigError(
                 f"mask_token_id must be a valid id in [0, vocab_size={vocab_size}), "
                 f"got {mask_token_id}"
             )
@@ -216,11 +223,27 @@ class Replacement:
         return inputs, labels
 
 
-@functools.lru_cache(maxsize=32, typed=True)  # 4.0 and True must not hit 4 and 1
 def _replacement(
     mask_token_id: Any,
     special_ids: tuple[int, ...],
     vocab_size: Any,
+    mask_replace_prob: float,
+    random_replace_prob: float,
+) -> Replacement:
+    """The :class:`Replacement` of these settings, the ids made Python ints first (a tensor,
+    a list or a float must not reach the cache as a key)."""
+    vocab_size = check_setting(check_positive_int, vocab_size, "vocab_size", "a positive int")
+    mask_token_id = check_int(mask_token_id, "mask_token_id")
+    return _cached_replacement(
+        mask_token_id, special_ids, vocab_size, mask_replace_prob, random_replace_prob
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_replacement(
+    mask_token_id: int,
+    special_ids: tuple[int, ...],
+    vocab_size: int,
     mask_replace_prob: float,
     random_replace_prob: float,
 ) -> Replacement:

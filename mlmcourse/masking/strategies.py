@@ -28,6 +28,7 @@ from mlmcourse.utils.checks import check_number, check_positive_int
 
 __all__ = [
     "Units",
+    "check_span_settings",
     "choose_spans",
     "choose_words",
     "expected_span_length",
@@ -118,13 +119,19 @@ def span_length_probs(geometric_p: float = 0.2, max_span_length: int = 10) -> to
     The geometric distribution is cut at ``max_span_length`` and renormalised (SpanBERT's
     "clipping"); with ``p=0.2`` and ``max=10`` the mean is 3.8. Entry ``l - 1`` is ``P(l)``.
     """
+    geometric_p, max_span_length = check_span_settings(geometric_p, max_span_length)
+    lengths = torch.arange(1, max_span_length + 1, dtype=torch.float64)
+    probs = geometric_p * (1.0 - geometric_p) ** (lengths - 1)
+    return probs / probs.sum()
+
+
+def check_span_settings(geometric_p: Any, max_span_length: Any) -> tuple[float, int]:
+    """SpanBERT's two settings as a float in (0, 1] and an int >= 1."""
     geometric_p = check_setting(_in_zero_one, geometric_p, "geometric_p", "in (0, 1]")
     max_span_length = check_setting(
         check_positive_int, max_span_length, "max_span_length", "a positive int"
     )
-    lengths = torch.arange(1, max_span_length + 1, dtype=torch.float64)
-    probs = geometric_p * (1.0 - geometric_p) ** (lengths - 1)
-    return probs / probs.sum()
+    return geometric_p, max_span_length
 
 
 def _in_zero_one(value: Any, name: str) -> float:

@@ -8,11 +8,19 @@ names are re-exported there. Field names follow ``transformers.BertConfig`` so a
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 
-from mlmcourse.utils.checks import check_bool, is_int, is_number
+from mlmcourse.utils.checks import (
+    ConfigError,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_positive_int,
+)
 
 __all__ = ["ACTIVATIONS", "MODERN_FIELDS", "SIZE_FIELDS", "EncoderConfig", "EncoderOutput"]
 
@@ -55,6 +63,20 @@ SIZE_FIELDS = (
     "max_position_embeddings",
     "type_vocab_size",
 )
+
+
+_positive = partial(check_number, low=0.0, low_open=True)  # (0, inf)
+_dropout = partial(check_number, low=0.0, high=1.0, high_open=True)  # [0, 1): 1 drops all
+
+# The float fields and their checks: each finite (an infinite epsilon or theta is a typo).
+_FLOAT_CHECKS = {
+    "hidden_dropout_prob": _dropout,
+    "attention_probs_dropout_prob": _dropout,
+    "layer_norm_eps": _positive,
+    "initializer_range": _positive,
+    "rope_theta": _positive,
+    "local_rope_theta": _positive,
+}
 
 
 @dataclass
@@ -100,38 +122,28 @@ class EncoderConfig:
     global_attn_every_n_layers: int = 1
 
     def __post_init__(self) -> None:
-        for name in SIZE_FIELDS:
-            value = getattr(self, name)
-            low = 0 if name == "type_vocab_size" else 1  # 0: no segment embeddings
-            if not is_int(value) or value < low:
-                kind = "a non-negative" if low == 0 else "a positive"
-                raise ValueError(f"{name} must be {kind} int, got {value!r}")
-            setattr(self, name, int(value))  # a NumPy int would not go into config.json
+        # Each value is kept as the Python number its check returns (a NumPy int or a 0-d
+        # tensor would not go into config.json).
+        for name in SIZE_FIELDS:  # 0 type_vocab_size: no segment embeddings
+            minimum = 0 if name == "type_vocab_size" else 1
+            setattr(self, name, check_int(getattr(self, name), name, minimum=minimum))
         if self.hidden_size % self.num_attention_heads != 0:
-            raise ValueError(
+            raise ConfigError(
                 f"hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
                 f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads "
                 f"dimensions"
             )
-        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
-            value = getattr(self, name)
-            if not is_number(value) or not 0 <= value < 1:
-                raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
-        for name in ("layer_norm_eps", "initializer_range"):
-            value = getattr(self, name)
-            if not is_number(value) or not value > 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if self.hidden_act not in ACTIVATIONS:
-            raise ValueError(
-                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
-            )
-        if not is_int(self.pad_token_id) or not 0 <= self.pad_token_id < self.vocab_size:
-            raise ValueError(
+        for name, check in _FLOAT_CHECKS.items():
+            setattr(self, name, check(getattr(self, name), name))
+        self.hidden_act = check_choice(self.hidden_act, "hidden_act", tuple(sorted(ACTIVATIONS)))
+        self.pad_token_id = check_int(self.pad_token_id, "pad_token_id", minimum=0)
+        if self.pad_token_id >= self.vocab_size:
+            raise ConfigError(
                 f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.pad_token_id!r}"
             )
         for name in ("pre_layer_norm", "is_causal", "bias"):
-            check_bool(getattr(self, name), name)
+            setattr(self, name, check_bool(getattr(self, name), name))
         self._check_modern_switches()
 
     def _check_modern_switches(self) -> None:
@@ -140,24 +152,13 @@ class EncoderConfig:
             ("ffn_type", ("mlp", "geglu", "swiglu")),
             ("norm_type", ("layernorm", "rmsnorm")),
         ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(
-                    f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}"
-                )
-        for name in ("rope_theta", "local_rope_theta"):
-            value = getattr(self, name)
-            if not is_number(value) or not value > 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if not is_int(self.local_attention) or self.local_attention < 0:
-            raise ValueError(
-                f"local_attention must be a window of tokens (an int >= 0, 0 for none), "
-                f"got {self.local_attention!r}"
-            )
-        value = self.global_attn_every_n_layers
-        if not is_int(value) or value <= 0:
-            raise ValueError(f"global_attn_every_n_layers must be a positive int, got {value!r}")
+            setattr(self, name, check_choice(getattr(self, name), name, allowed))
+        self.local_attention = check_int(self.local_attention, "local_attention", minimum=0)
+        self.global_attn_every_n_layers = check_positive_int(
+            self.global_attn_every_n_layers, "global_attn_every_n_layers"
+        )
         if self.position_embedding_type == "rotary" and self.attention_head_size % 2:
-            raise ValueError(
+            raise ConfigError(
                 f"rotary positions turn pairs of dimensions: hidden_size / num_attention_heads "
                 f"must be even, got {self.attention_head_size}"
             )
@@ -188,7 +189,7 @@ class EncoderConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown EncoderConfig fields {unknown}; known fields: {sorted(known)}"
             )
         return cls(**values)

@@ -14,6 +14,7 @@ from mlmcourse.model import EncoderConfig
 from mlmcourse.model.config import MODERN_FIELDS
 from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
 from mlmcourse.utils.checks import (
+    ConfigError,
     check_choice,
     check_int,
     check_non_negative_int,
@@ -156,12 +157,12 @@ class PretrainConfig(TrainingConfig):
         read_kinds(self)  # first: it also reads `1e-3` (a string to PyYAML) as a number
         super().__post_init__()  # every field's own check
         if self.mask_replace_prob + self.random_replace_prob > 1.0 + 1e-9:
-            raise ValueError(
+            raise ConfigError(
                 f"mask_replace_prob + random_replace_prob must be <= 1 (the rest is kept "
                 f"unchanged), got {self.mask_replace_prob} + {self.random_replace_prob}"
             )
         if self.packing and self.training_mode != "mlm":
-            raise ValueError(
+            raise ConfigError(
                 "packing: true is for training_mode: mlm; a causal LM would also need its "
                 "shifted targets cut at each text's end (set packing: false)"
             )

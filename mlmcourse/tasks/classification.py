@@ -83,7 +83,9 @@ def fine_tune_classifier(
         raise ValueError("fine_tune_classifier needs at least one (text, label) example")
     check_bool(freeze_word_embeddings, "freeze_word_embeddings")
     model.bert.embeddings.word_embeddings.weight.requires_grad_(not freeze_word_embeddings)
-    max_length = min(max_length, model.config.max_position_embeddings)
+    max_length = min(
+        check_positive_int(max_length, "max_length"), model.config.max_position_embeddings
+    )
     lengths = [len(tokenizer.encode(text)) for text, _ in examples]
 
     def make_batch(rows: list[tuple[str, int | float]], generator: Any) -> dict[str, torch.Tensor]:

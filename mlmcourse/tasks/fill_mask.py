@@ -69,7 +69,7 @@ def fill_mask(
     (eval mode) while predicting, and the model's mode is restored after. Special tokens are
     never proposed; ``score`` is the softmax probability over the whole vocabulary.
     """
-    check_positive_int(top_k, "top_k")
+    top_k = check_positive_int(top_k, "top_k")
     ids, positions = _encode_masked(tokenizer, text)
     device = torch.device(device) if device is not None else next(model.parameters()).device
     with evaluating(model):

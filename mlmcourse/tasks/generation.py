@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from mlmcourse.tasks.fill_mask import probe_accuracy
-from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.checks import check_number, check_positive_int
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = [
@@ -77,6 +77,18 @@ def _check_causal(model: nn.Module, what: str) -> None:
         )
 
 
+def _check_sampling(
+    max_new_tokens: Any, temperature: Any, top_k: Any
+) -> tuple[int, float, int | None]:
+    """:func:`generate`'s numbers as Python numbers: a count, a temperature > 0 (lower is
+    greedier), and ``top_k`` (``None``: every token)."""
+    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    temperature = check_number(temperature, "temperature", low=0.0, low_open=True)
+    if top_k is not None:
+        top_k = check_positive_int(top_k, "top_k")
+    return max_new_tokens, temperature, top_k
+
+
 @torch.no_grad()
 def _next_token_logits(model: nn.Module, ids: Sequence[int]) -> torch.Tensor:
     input_ids = torch.tensor([list(ids)], device=_device(model))  # (1, T)
@@ -104,11 +116,7 @@ def generate(
     which is fine for sentences of a few dozen tokens.
     """
     _check_causal(model, "generate")
-    check_positive_int(max_new_tokens, "max_new_tokens")
-    if not isinstance(temperature, int | float) or not temperature > 0:
-        raise ValueError(f"temperature must be > 0 (lower is greedier), got {temperature!r}")
-    if top_k is not None:
-        check_positive_int(top_k, "top_k")
+    max_new_tokens, temperature, top_k = _check_sampling(max_new_tokens, temperature, top_k)
     ids = _prompt_ids(tokenizer, prompt)
     never = _never(tokenizer)
     limit = model.config.max_position_embeddings
@@ -155,7 +163,7 @@ def mask_predict(
         raise ValueError(
             "mask_predict needs a masked LM (is_causal=False); for a causal LM use generate"
         )
-    check_positive_int(num_tokens, "num_tokens")
+    num_tokens = check_positive_int(num_tokens, "num_tokens")
     iterations = check_positive_int(num_tokens if iterations is None else iterations, "iterations")
     prompt_ids = _prompt_ids(tokenizer, prompt)
     start = len(prompt_ids)
@@ -202,7 +210,7 @@ def next_word(model: nn.Module, tokenizer: Any, text: str, top_k: int = 5) -> li
     whole vocabulary, and ``[SEP]`` (shown as the end of the sentence) may be a candidate.
     """
     _check_causal(model, "next_word")
-    check_positive_int(top_k, "top_k")
+    top_k = check_positive_int(top_k, "top_k")
     mask_token = tokenizer.convert_ids_to_tokens([tokenizer.mask_token_id])[0]
     prefix = left_context(text, mask_token) if mask_token in text else text
     ids = _prompt_ids(tokenizer, prefix)

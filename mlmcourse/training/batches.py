@@ -13,21 +13,25 @@ from typing import Any
 import torch
 from torch.utils.data import DistributedSampler
 
-from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.checks import ConfigError, check_non_negative_int, check_positive_int
 
 __all__ = ["EpochPlan", "MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 
 
 def check_batch_plan(
-    texts: Sequence[str], batch_size: int, rank: int, world_size: int, name: str
-) -> None:
-    """The checks every training-batch source makes: texts, a batch size, a valid rank."""
+    texts: Sequence[str], batch_size: int, seed: int, rank: int, world_size: int, name: str
+) -> tuple[int, int, int, int]:
+    """The checks every training-batch source makes: texts, a batch size, a seed, a valid
+    rank; returns ``(batch_size, seed, rank, world_size)`` as Python ints."""
     if not texts:
         raise ValueError(f"{name} needs at least one text, got an empty list")
-    check_positive_int(batch_size, "batch_size")
-    check_positive_int(world_size, "world_size")
-    if not 0 <= rank < world_size:
-        raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    seed = check_non_negative_int(seed, "seed")
+    world_size = check_positive_int(world_size, "world_size")
+    rank = check_non_negative_int(rank, "rank")
+    if rank >= world_size:
+        raise ConfigError(f"rank must be in [0, world_size={world_size}), got {rank}")
+    return batch_size, seed, rank, world_size
 
 
 class MLMBatches:
@@ -62,13 +66,11 @@ class MLMBatches:
         rank: int = 0,
         world_size: int = 1,
     ):
-        check_batch_plan(texts, batch_size, rank, world_size, "MLMBatches")
+        self.batch_size, self.seed, self.rank, self.world_size = check_batch_plan(
+            texts, batch_size, seed, rank, world_size, "MLMBatches"
+        )
         self.texts = list(texts)
         self.collator = collator
-        self.batch_size = batch_size
-        self.seed = seed
-        self.rank = rank
-        self.world_size = world_size
         self._epoch_cache: tuple[int, list[list[int]]] | None = None
 
     def shards(self, epoch: int) -> list[list[int]]:

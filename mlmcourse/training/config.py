@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from mlmcourse.utils.checks import (
+    check_bool,
     check_choice,
     check_non_negative_int,
     check_number,
@@ -91,16 +92,20 @@ class TrainingConfig:
     precision: str = _optimisation(
         "auto", "auto (bf16 autocast on CUDA, fp32 elsewhere), fp32 or bf16", _precision
     )
-    final_evaluation: bool = _evaluation(True, "evaluate the whole validation split at the end")
+    final_evaluation: bool = _evaluation(
+        True, "evaluate the whole validation split at the end", check_bool
+    )
     torch_compile: bool = _speed(
         False,
         "compile the model with torch.compile (falls back to eager mode, with a warning, "
         "where compiling fails)",
+        check_bool,
     )
     unpad: bool = _speed(
         False,
         "compute on the real tokens only, padding them into rows only around attention "
         "(mlmcourse.model.unpadding): faster on batches with much padding; the same losses",
+        check_bool,
     )
 
     def __post_init__(self) -> None:

@@ -18,7 +18,7 @@ from torch import nn
 from mlmcourse.training.batches import EpochPlan
 from mlmcourse.training.config import fine_tuning_config
 from mlmcourse.training.loop import TrainResult, train
-from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.checks import ConfigError, check_non_negative_int, check_positive_int
 
 __all__ = ["fine_tune"]
 
@@ -54,15 +54,17 @@ def fine_tune(
     if not examples:
         raise ValueError("fine_tune needs at least one training example")
     if (steps is None) == (epochs is None):
-        raise ValueError("fine_tune needs steps= or epochs= (one of them, not both)")
+        raise ConfigError("fine_tune needs steps= or epochs= (one of them, not both)")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    seed = check_non_negative_int(seed, "seed")
     plan = None
     if epochs is not None:
-        check_positive_int(epochs, "epochs")
+        epochs = check_positive_int(epochs, "epochs")
         plan = EpochPlan(lengths, batch_size, seed)
         steps = epochs * plan.per_epoch
+    steps = check_positive_int(steps, "steps")
     if max_steps is not None:
         steps = min(steps, check_positive_int(max_steps, "max_steps"))
-    check_positive_int(steps, "steps")
 
     def get_batch(i: int) -> Mapping[str, torch.Tensor]:
         generator = torch.Generator().manual_seed(seed * 1_000_003 + i)

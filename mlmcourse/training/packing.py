@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from mlmcourse.training.batches import MLMBatches, check_batch_plan
-from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.checks import ConfigError, as_scalar, check_positive_int, is_int
 
 __all__ = ["PackedMLMBatches", "PackedMLMCollator", "pack", "padding_share", "padding_shares"]
 
@@ -37,15 +37,16 @@ def pack(lengths: Sequence[int], max_length: int, *, window: int = 32) -> list[l
     does) fills them far better, and the window keeps the cost linear in the documents. A
     document longer than ``max_length`` is an error: truncate it first (the collator does).
     """
-    check_positive_int(max_length, "max_length")
-    check_positive_int(window, "window")
+    max_length = check_positive_int(max_length, "max_length")
+    window = check_positive_int(window, "window")
     rows: list[list[int]] = []
     room: list[int] = []  # free tokens left in each row
     open_rows: list[int] = []  # the rows still being filled, oldest first
     for index, length in enumerate(lengths):
-        if not 0 < length <= max_length:
-            raise ValueError(
-                f"document {index} has {length} tokens; each must have 1 to "
+        length = as_scalar(length)
+        if not is_int(length) or not 0 < length <= max_length:
+            raise ConfigError(
+                f"document {index} has {length!r:.40} tokens; each must have 1 to "
                 f"max_length={max_length} (truncate longer documents before packing)"
             )
         row = next((r for r in open_rows if room[r] >= length), None)
@@ -71,7 +72,7 @@ def padding_shares(
     ``{"padded": ...}`` with :class:`~mlmcourse.training.MLMBatches` (each batch padded to its
     longest row), ``{"packed": ...}`` with :class:`PackedMLMBatches`; ``collator`` is an
     :class:`~mlmcourse.masking.MLMCollator`."""
-    check_positive_int(batches, "batches")
+    batches = check_positive_int(batches, "batches")
     plain = MLMBatches(texts, collator, batch_size=batch_size)
     packed = PackedMLMBatches(texts, PackedMLMCollator(collator), batch_size=batch_size)
     return {
@@ -177,9 +178,10 @@ class PackedMLMBatches:
             raise TypeError(
                 "PackedMLMBatches needs a PackedMLMCollator (wrap your MLMCollator in one)"
             )
-        check_batch_plan(texts, batch_size, rank, world_size, "PackedMLMBatches")
-        self.texts, self.collator, self.batch_size = list(texts), collator, batch_size
-        self.seed, self.rank, self.world_size = seed, rank, world_size
+        self.batch_size, self.seed, self.rank, self.world_size = check_batch_plan(
+            texts, batch_size, seed, rank, world_size, "PackedMLMBatches"
+        )
+        self.texts, self.collator = list(texts), collator
         self.lengths = collator.lengths(self.texts)
         self._rows: dict[int, list[list[int]]] = {}  # the last two epochs' rows
         self._starts = [0]  # _starts[e]: the first row of epoch e, counted over all epochs

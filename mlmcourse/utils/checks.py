@@ -6,7 +6,8 @@ check here raises one of the package's own exceptions, all subclasses of the bui
 caller already expects (``ValueError``, ``TypeError``, ``FileNotFoundError``), so
 ``except ValueError`` keeps working:
 
-- :class:`ConfigError` (``ValueError``): a configuration value or file is wrong;
+- :class:`ConfigError` (``ValueError``): a setting (a config key, a numeric argument such as
+  ``top_k``) or a config file is wrong;
 - :class:`WrongTypeError` (``TypeError`` and ``ValueError``): a value of the wrong type;
 - :class:`FileFormatError` (``ValueError``): a file exists but cannot be read as what it
   should be (truncated, corrupt, wrong encoding); the message names the path;
@@ -15,6 +16,12 @@ caller already expects (``ValueError``, ``TypeError``, ``FileNotFoundError``), s
 New validation code uses these helpers rather than writing its own ``if ...: raise``. Where a
 caller needs its own message, :func:`is_int` and :func:`is_number` are the one place that says
 a bool is not a number (Python says ``True == 1``).
+
+Numbers, one rule: every numeric setting takes a Python number, a NumPy scalar and a 0-d torch
+tensor alike, since learners pass what their notebooks compute (``np.float32(0.1)``,
+``loss.item()`` forgotten, a value read from a file). :func:`as_scalar` is the one place that
+turns those into a Python number; every check below goes through it, and returns the Python
+number, so a config still writes to JSON and YAML.
 """
 
 from __future__ import annotations
@@ -24,15 +31,19 @@ import json
 import math
 import numbers
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 __all__ = [
     "ConfigError",
     "FileFormatError",
     "TextEncodingError",
     "WrongTypeError",
+    "as_scalar",
     "is_int",
     "is_number",
     "check_int",
@@ -70,24 +81,58 @@ class WrongTypeError(TypeError, ValueError):
     """
 
 
+def as_scalar(value: Any) -> Any:
+    """``value`` as a Python number if it is one number from NumPy or torch, else unchanged.
+
+    A NumPy scalar, a 0-d array and a 0-d tensor of any dtype (bfloat16 too) become the int,
+    float or bool they hold, so ``torch.tensor(0.15)`` is the probability 0.15. Anything else
+    (a tensor of several numbers, a string) comes back as it is, for the check to refuse by
+    name. A float tensor stays a float (``torch.tensor(3.0)`` is no count), and a bool tensor
+    a bool.
+    """
+    if isinstance(value, np.generic | np.ndarray):
+        return value.item() if value.ndim == 0 else value
+    torch = sys.modules.get("torch")  # not imported: then value is no tensor either
+    if torch is not None and isinstance(value, torch.Tensor) and value.dim() == 0:
+        return value if value.is_meta else value.item()  # a meta tensor holds no number
+    return value
+
+
 def is_int(value: Any) -> bool:
-    """True for an int (NumPy's too), False for a bool: ``True`` is an int to Python, never a
-    count or a size to us."""
+    """True for an int (NumPy's and 0-d int tensors too), False for a bool: ``True`` is an int
+    to Python, never a count or a size to us."""
+    value = as_scalar(value)
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
-    """True for a real number (int, float, NumPy's), False for a bool (see :func:`is_int`)."""
+    """True for a real number (int, float, NumPy's, a 0-d tensor), False for a bool (see
+    :func:`is_int`)."""
+    value = as_scalar(value)
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _got(value: Any) -> str:
+    """What a message says it was given: the type and value (with the shape of an array), and
+    what to do about an array of several numbers."""
+    shape = getattr(value, "shape", ())
+    if len(shape):
+        return (
+            f"a {type(value).__name__} of shape {tuple(shape)}: {value!r:.60}; pass one "
+            f"number (a Python number, a NumPy scalar or a 0-d tensor, e.g. x.item())"
+        )
+    return f"{type(value).__name__}: {value!r:.80}"
+
+
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """``value`` as an int (NumPy ints too, never a bool), at least ``minimum`` if given."""
+    """``value`` as an int (NumPy ints and 0-d int tensors too, never a bool), at least
+    ``minimum`` if given. A float is refused even when whole: a count is an int."""
     if not is_int(value):
-        raise WrongTypeError(f"{name} must be an int, got {type(value).__name__}: {value!r:.80}")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
+        raise WrongTypeError(f"{name} must be an int, got {_got(value)}")
+    number = int(as_scalar(value))
+    if minimum is not None and number < minimum:
+        raise ConfigError(f"{name} must be an int >= {minimum}, got {number!r}")
+    return number
 
 
 def check_positive_int(value: Any, name: str) -> int:
@@ -102,13 +147,15 @@ def check_non_negative_int(value: Any, name: str) -> int:
 
 def check_probability(value: Any, name: str) -> float:
     """``value`` as a float in [0, 1] (NaN and bools are refused)."""
-    if not is_number(value):
-        raise WrongTypeError(
-            f"{name} must be a number in [0, 1], got {type(value).__name__}: {value!r}"
-        )
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return float(value)
+    return check_number(value, name, low=0.0, high=1.0)
+
+
+def _as_float(number: numbers.Real) -> float:
+    """``float(number)``; an int too large for a float is past every bound, so infinite."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 def check_number(
@@ -125,32 +172,37 @@ def check_number(
     Infinity and NaN are refused: an infinite learning rate or epsilon is a typo, and torch
     would only fail later (or never, and train on NaNs).
     """
+    left = "(" if low_open or low == -math.inf else "["
+    right = ")" if high_open or high == math.inf else "]"
+    interval = f"{left}{low:g}, {high:g}{right}"
     if not is_number(value):
-        raise WrongTypeError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
+        raise WrongTypeError(f"{name} must be a number in {interval}, got {_got(value)}")
+    number = _as_float(as_scalar(value))
+    if not math.isfinite(number):
+        raise ConfigError(f"{name} must be in {interval} (a finite number), got {number!r}")
+    too_low = number <= low if low_open else number < low
+    too_high = number >= high if high_open else number > high
     if too_low or too_high:
-        left = "(" if low_open or low == -math.inf else "["
-        right = ")" if high_open or high == math.inf else "]"
-        interval = f"{left}{low:g}, {high:g}{right}"
-        raise ValueError(f"{name} must be in {interval}, got {value!r}")
-    return float(value)
+        raise ConfigError(f"{name} must be in {interval}, got {number!r}")
+    return number
 
 
-def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices`` (a schedule, a precision, a strategy...)."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+def check_choice(value: Any, name: str, choices: tuple[Any, ...]) -> Any:
+    """``value`` if it is one of ``choices`` (a schedule, a precision, a strategy...), of the
+    same type (``True`` is not the choice ``1``)."""
+    value = as_scalar(value)
+    if not any(type(value) is type(choice) and value == choice for choice in choices):
+        raise ConfigError(f"{name} must be one of {choices}, got {value!r:.80}")
     return value
 
 
 def check_bool(value: Any, name: str) -> bool:
-    """``value`` if it is ``True`` or ``False`` (not 0/1, not the string ``"yes"``)."""
-    if value is not True and value is not False:
-        raise WrongTypeError(f"{name} must be True or False, got {value!r}")
-    return value
+    """``value`` if it is ``True`` or ``False`` (NumPy's and a 0-d bool tensor too; not 0/1,
+    not the string ``"yes"``)."""
+    flag = as_scalar(value)
+    if flag is not True and flag is not False:
+        raise WrongTypeError(f"{name} must be True or False, got {value!r:.80}")
+    return flag
 
 
 def check_path_exists(path: str | os.PathLike, what: str, *, kind: str = "any") -> Path:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import Field, field, fields
 from typing import Any
 
-from mlmcourse.utils.checks import is_int, is_number
+from mlmcourse.utils.checks import ConfigError, as_scalar, is_int, is_number
 
 __all__ = [
     "option",
@@ -42,10 +42,12 @@ def option(default: Any, help: str, check: Check | None = None, *, group: str) -
 
 
 def check_options(config: Any) -> None:
-    """Run every field's check, in field order; the first bad value raises."""
+    """Run every field's check, in field order, and keep what it returns (a Python number for
+    ``np.float32(0.1)`` or ``torch.tensor(3)``, so the config still writes to JSON and YAML);
+    the first bad value raises."""
     for f in fields(config):
         if f.metadata.get("check") is not None:
-            f.metadata["check"](getattr(config, f.name), f.name)
+            setattr(config, f.name, f.metadata["check"](getattr(config, f.name), f.name))
 
 
 # --- values as YAML gives them ----------------------------------------------------------------
@@ -55,10 +57,18 @@ _FLOAT_LITERAL = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 def _as_float(value: Any) -> float | None:
     if is_number(value):
-        return float(value)  # `learning_rate: 1` is fine
+        try:
+            return float(as_scalar(value))  # `learning_rate: 1` is fine
+        except OverflowError:  # an int past any float: no number a float key can hold
+            return None
     if isinstance(value, str) and _FLOAT_LITERAL.match(value.strip()):
         return float(value)  # PyYAML follows YAML 1.1, where `1e-3` (no dot) is a string
     return None
+
+
+def _as_bool(value: Any) -> bool | None:
+    flag = as_scalar(value)  # NumPy's bools too, never 1 or "yes"
+    return flag if flag is True or flag is False else None
 
 
 def _as_strings(value: Any) -> str | list[str] | None:
@@ -73,8 +83,8 @@ def _as_strings(value: Any) -> str | list[str] | None:
 # The kind of value each field type takes from YAML: what to call it, and how to read it
 # (``None``: not that kind).
 _KINDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "bool": ("true or false", lambda v: v if v is True or v is False else None),
-    "int": ("an integer", lambda v: int(v) if is_int(v) else None),
+    "bool": ("true or false", _as_bool),
+    "int": ("an integer", lambda v: as_scalar(v) if is_int(v) else None),
     "float": ("a number", _as_float),
     "str": ("a string", lambda v: v if isinstance(v, str) else None),
     "str | list[str]": ("a string or a list of strings", _as_strings),
@@ -96,7 +106,7 @@ def read_kinds(config: Any) -> None:
         what, read = _KINDS[_kind(f)]
         converted = read(value)
         if converted is None:
-            raise ValueError(
+            raise ConfigError(
                 f"config key {f.name!r} must be {what}, got {value!r} ({type(value).__name__})"
             )
         setattr(config, f.name, converted)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mlmcourse.utils.checks import is_int
+from mlmcourse.utils.checks import check_non_negative_int
 
 if TYPE_CHECKING:  # torch is imported lazily so `import mlmcourse` stays fast
     import torch
@@ -77,8 +77,7 @@ def set_seed(seed: int) -> None:
     Code that needs its own stream of randomness should still take a ``torch.Generator``;
     this only fixes the global state that layers such as dropout draw from.
     """
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = check_non_negative_int(seed, "seed")
     import numpy as np
     import torch
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlmcourse.utils.checks import check_non_negative_int, check_number, check_positive_int
 from mlmcourse.viz.fill_mask import candidate_bars_html
 from mlmcourse.viz.html import Chip, chips_html
 from mlmcourse.viz.masking import classify_outcomes, render_masking
@@ -70,8 +71,7 @@ def trace_mlm_step(
 
     from mlmcourse.masking import IGNORE_INDEX, mask_tokens
 
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("trace_mlm_step needs a non-empty sentence")
+    seed, top_k, learning_rate = _check_trace(text, seed, top_k, learning_rate)
     encoded = tokenizer([text])
     ids = encoded["input_ids"]  # (1, T)
     masked, labels = mask_tokens(
@@ -114,6 +114,18 @@ def trace_mlm_step(
         target_probability_after=after["target"].tolist(),
         loss_after=after["loss"],
         learning_rate=learning_rate,
+    )
+
+
+def _check_trace(text: Any, seed: Any, top_k: Any, learning_rate: Any) -> tuple[int, int, float]:
+    """:func:`trace_mlm_step`'s inputs: a sentence, and its numbers as Python numbers (its
+    ``mlm_probability`` is checked by the masking)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("trace_mlm_step needs a non-empty sentence")
+    return (
+        check_non_negative_int(seed, "seed"),
+        check_positive_int(top_k, "top_k"),
+        check_number(learning_rate, "learning_rate", low=0.0),  # 0: a step that changes nothing
     )
 
 

@@ -49,7 +49,7 @@ def test_default_config_is_bert_base():
     ("overrides", "message"),
     [
         ({"hidden_size": 30, "num_attention_heads": 4}, "divisible"),
-        ({"vocab_size": 0}, "vocab_size must be a positive int"),
+        ({"vocab_size": 0}, "vocab_size must be an int >= 1"),
         ({"num_hidden_layers": -1}, "num_hidden_layers"),
         ({"intermediate_size": 2.5}, "intermediate_size"),
         ({"hidden_dropout_prob": 1.0}, r"\[0, 1\)"),

@@ -18,6 +18,7 @@ from mlmcourse.tasks.ner.alignment import encode_words, words_and_tags
 from mlmcourse.tasks.ner.batches import tokenize_and_align_labels, word_dropout
 from mlmcourse.tasks.ner.labels import LabelVocab
 from mlmcourse.training import TrainResult, fine_tune
+from mlmcourse.utils.checks import check_probability
 from mlmcourse.utils.runtime import set_seed
 
 __all__ = ["REAL_TEXT_RECIPE", "fine_tune_tagger", "new_tagger"]
@@ -83,8 +84,7 @@ def fine_tune_tagger(
     computes on the real tokens only (:mod:`mlmcourse.model.unpadding`): the same losses,
     faster when batches hold much padding.
     """
-    if not sentences:
-        raise ValueError("fine_tune_tagger needs at least one training sentence")
+    unk_rate = _check_tagger_inputs(sentences, unk_rate)
     max_length = model.config.max_position_embeddings
     lengths = _piece_lengths(sentences, tokenizer, max_length) if epochs is not None else None
 
@@ -99,6 +99,14 @@ def fine_tune_tagger(
         batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
         seed=seed, unpad=unpad, device=device, progress=progress,
     )  # fmt: skip
+
+
+def _check_tagger_inputs(sentences: Sequence[Any], unk_rate: Any) -> float:
+    """:func:`fine_tune_tagger`'s own inputs, checked before anything trains (the other
+    settings are :func:`~mlmcourse.training.fine_tune`'s): ``unk_rate`` as a float."""
+    if not sentences:
+        raise ValueError("fine_tune_tagger needs at least one training sentence")
+    return check_probability(unk_rate, "unk_rate")
 
 
 def _piece_lengths(sentences: Sequence[Any], tokenizer: Any, max_length: int) -> list[int]:

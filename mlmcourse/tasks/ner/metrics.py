@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from mlmcourse.data.bio import get_entities
 from mlmcourse.masking import IGNORE_INDEX
-from mlmcourse.utils.checks import is_number
+from mlmcourse.utils.checks import check_non_negative_int, is_number
 
 if TYPE_CHECKING:  # torch is only needed by `token_accuracy_from_ids`
     import torch
@@ -272,8 +272,7 @@ def classification_report(
             }
             for name, s in rows.items()
         }
-    if not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"digits must be a non-negative int, got {digits!r}")
+    digits = check_non_negative_int(digits, "digits")
     width = max([len(name) for name in per_type] + [len("weighted avg"), digits])
     headers = ("precision", "recall", "f1-score", "support")
     lines = [f"{'':>{width}s} " + "".join(f" {h:>9}" for h in headers), ""]

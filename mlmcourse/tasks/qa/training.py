@@ -54,8 +54,10 @@ def fine_tune_qa(
     """
     if not examples:
         raise ValueError("fine_tune_qa needs at least one training example")
-    check_positive_int(epochs, "epochs")
-    max_length = min(max_length, model.config.max_position_embeddings)
+    check_positive_int(epochs, "epochs")  # before the features are made
+    max_length = min(
+        check_positive_int(max_length, "max_length"), model.config.max_position_embeddings
+    )
     features = prepare_train_features(
         examples, tokenizer, max_length=max_length, doc_stride=doc_stride
     )
