@@ -43,7 +43,16 @@ from mlmcourse.checkpoint.weights import (
 from mlmcourse.model import BertModel, EncoderConfig
 from mlmcourse.model.config import MODERN_FIELDS, SIZE_FIELDS
 from mlmcourse.tokenization import load_tokenizer
-from mlmcourse.utils.checks import ConfigError, check_path_exists, read_json, reading
+from mlmcourse.utils.checks import (
+    ConfigError,
+    FileFormatError,
+    WrongTypeError,
+    check_keys,
+    check_path_exists,
+    read_json,
+    reading,
+    shape_of,
+)
 from mlmcourse.utils.runtime import rng_state, set_rng_state
 
 __all__ = [
@@ -80,6 +89,48 @@ HF_KEYS = ("model_type", "is_decoder")
 METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
 # The keys a head adds (its head_config()), as transformers names them: a classifier's labels.
 HEAD_KEYS = ("num_labels", "id2label", "label2id", "classifier_dropout")
+
+# The keys of each file and their types (see mlmcourse.utils.checks.check_keys; ``?``: may be
+# missing). In config.json, the ARCHITECTURE_KEYS of EncoderConfig are required (without them
+# the weights would be read into another model; encoder_config checks them, EncoderConfig the
+# types of its fields); every other field takes its default (older checkpoints lack the newer
+# fields), as do these keys.
+CONFIG_KEYS: dict[str, Any] = {
+    "architectures?": ["string"],
+    f"{FINGERPRINT_KEY}?": "string",
+    "model_type?": "string",
+    "is_decoder?": "bool",
+    "num_labels?": "int",
+    "id2label?": {"*": "string"},
+    "label2id?": {"*": "int"},
+    "classifier_dropout?": "number|null",
+}
+TRAINER_STATE_KEYS: dict[str, Any] = {
+    "step": "int",
+    "tokens_seen": "int",
+    "training_config": "object",  # the run's settings, as written; read by people, not code
+    "history": {  # a run saved before its first log has no rows: [] then
+        "train?": [{"step": "int", "loss": "number", "lr": "number", "grad_norm": "number"}],
+        "eval?": [{"step": "int", "*": "number"}],  # eval_loss, eval_accuracy, ... per task
+    },
+}
+STATE_KEYS: dict[str, Any] = {
+    "step": "int",
+    "tokens_seen?": "int",  # 0 when missing: checkpoints from before it was recorded
+    "optimizer": "object|null",  # null: saved without an optimizer
+    "scheduler": "object|null",
+    "rng": {"torch": "tensor", "python": "list", "numpy": "list", "cuda?": "list"},
+}
+# Any torch optimizer's state_dict; its hyperparameters are checked against the optimizer's own.
+OPTIMIZER_KEYS = {"state": {"*": {"*": "tensor|number"}}, "param_groups": [{"params": ["int"]}]}
+FIX_CONFIG = (
+    f"put back the {CONFIG_NAME} this checkpoint was saved with (it must describe the "
+    f"weights in {WEIGHTS_NAME})"
+)
+FIX_STATE = (
+    "restore the checkpoint from a good copy, or start a new run from its weights (init_from: "
+    "the checkpoint's directory) instead of resuming"
+)
 
 # Config keys that change the shape or meaning of the weights; dropout rates and the
 # initialiser range do not, so a checkpoint may be loaded into a model that differs there.
@@ -270,7 +321,9 @@ def read_config(directory: str | Path) -> dict[str, Any]:
             f"{directory} is not a checkpoint: it has no {CONFIG_NAME} "
             f"(expected {CONFIG_NAME}, {WEIGHTS_NAME} and usually {TOKENIZER_NAME})"
         )
-    return read_json(path, "a checkpoint config")
+    config = read_json(path, "a checkpoint config")
+    check_keys(config, CONFIG_KEYS, str(path), fix=FIX_CONFIG)
+    return config
 
 
 def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: str = "") -> None:
@@ -319,13 +372,20 @@ def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Enco
             f"{source} has unknown key(s) {unknown}{hint}; valid keys are "
             f"{', '.join(known + list(METADATA_KEYS))}"
         )
-    encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    check_keys(config, dict.fromkeys(ARCHITECTURE_KEYS, "any"), source, fix=FIX_CONFIG)
+    try:
+        encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+    except (ConfigError, WrongTypeError) as exc:  # names the key, not the file
+        raise ConfigError(f"{source}: {exc}; {FIX_CONFIG}") from None
     written = {k: config[k] for k in HF_KEYS if k in config}
-    if written and written != _hf_keys(encoder_config.to_dict()):
+    expected = _hf_keys(encoder_config.to_dict())
+    if written and written != expected:
+        keys = [k for k in HF_KEYS if written.get(k) != expected.get(k)]
         raise ConfigError(
-            f"{source}: {written} contradicts the model's own keys (is_causal "
-            f"{encoder_config.is_causal}, pre_layer_norm {encoder_config.pre_layer_norm}); "
-            f"was it edited by hand?"
+            f"{source}: key(s) {', '.join(keys)} contradicts the model's own keys (should be "
+            f"{[expected.get(k) for k in keys]} for is_causal {encoder_config.is_causal}, "
+            f"pre_layer_norm {encoder_config.pre_layer_norm}; got "
+            f"{[written.get(k) for k in keys]}); was it edited by hand? {FIX_CONFIG}"
         )
     return encoder_config
 
@@ -372,7 +432,11 @@ def load_tokenizer_of(directory: str | Path, config: Mapping[str, Any]) -> Any:
 def read_trainer_state(directory: str | Path) -> dict[str, Any] | None:
     """``trainer_state.json`` (step, training config, history), or ``None`` for a model only."""
     path = Path(directory) / TRAINER_STATE_NAME
-    return read_json(path, "a trainer state") if path.is_file() else None
+    if not path.is_file():
+        return None
+    state = read_json(path, "a trainer state")
+    check_keys(state, TRAINER_STATE_KEYS, str(path), fix=FIX_STATE)
+    return state
 
 
 def load_training_state(
@@ -385,26 +449,84 @@ def load_training_state(
     """Restore weights, optimiser, scheduler and RNG states; return step, history, tokens seen."""
     directory = recover_checkpoint_dir(directory)
     check_path_exists(directory, "checkpoint to resume from", kind="dir")
-    if not (directory / STATE_NAME).is_file():
+    path = directory / STATE_NAME
+    if not path.is_file():
         raise FileNotFoundError(
             f"cannot resume from {directory}: it has no {STATE_NAME} (it is a model-only "
             f"checkpoint; start a new run that loads its weights instead)"
         )
+    trainer_state = read_trainer_state(directory)
+    if trainer_state is None:
+        raise FileNotFoundError(f"cannot resume from {directory}: it has no {TRAINER_STATE_NAME}")
     load_weights(model, directory)
-    with reading(directory / STATE_NAME, "a training state (torch.save)"):
-        state = torch.load(directory / STATE_NAME, map_location="cpu", weights_only=True)
+    state = _read_state(path)
     if optimizer is not None and state["optimizer"] is not None:
-        optimizer.load_state_dict(state["optimizer"])
+        _load_optimizer(optimizer, state["optimizer"], path)
     if scheduler is not None and state["scheduler"] is not None:
-        scheduler.load_state_dict(state["scheduler"])
-    set_rng_state(state["rng"])
-    trainer_state = read_json(directory / TRAINER_STATE_NAME, "a trainer state")
+        own = _numbers_required(shape_of(scheduler.state_dict()))
+        check_keys(state["scheduler"], own, str(path), fix=FIX_STATE, at=("scheduler",))
+        _load_part(scheduler, state["scheduler"], path, "scheduler")
+    with reading(path, "the random generators' states", key="rng"):
+        set_rng_state(state["rng"])
     return {
         "step": int(state["step"]),
         "tokens_seen": int(state.get("tokens_seen", 0)),
-        "history": trainer_state.get("history"),
-        "training_config": trainer_state.get("training_config"),
+        "history": {"train": [], "eval": [], **trainer_state["history"]},
+        "training_config": trainer_state["training_config"],
     }
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    """``training_state.pt``, its keys checked (:data:`STATE_KEYS`)."""
+    with reading(path, "a training state (torch.save)"):
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    check_keys(state, STATE_KEYS, str(path), fix=FIX_STATE)
+    return state
+
+
+def _numbers_required(shape: dict[str, Any]) -> dict[str, Any]:
+    """A torch state_dict's ``shape`` with its numbers (``lr``, ``betas``, ``last_epoch``)
+    required and its flags (``foreach``, ``fused``) optional: torch fills those in for a state
+    saved by an older version, but a missing number would restart a schedule or stop a step.
+    A flag that is ``None`` (``foreach``: torch decides) may be true or false instead."""
+    return {
+        k if v == "number" or isinstance(v, list) else f"{k}?": "bool|null" if v == "any" else v
+        for k, v in shape.items()
+    }
+
+
+def _load_part(target: Any, saved: dict[str, Any], path: Path, key: str) -> None:
+    """``target.load_state_dict(saved)`` (an optimizer or a scheduler); any failure names the
+    file and the key."""
+    with reading(path, f"the state of a {type(target).__name__}", key=key):
+        target.load_state_dict(saved)
+
+
+def _load_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any], path: Path) -> None:
+    """Load the optimizer's state; every moment must have the shape of its parameter (torch
+    would accept another and fail at the next step)."""
+    check_keys(saved, OPTIMIZER_KEYS, str(path), fix=FIX_STATE, at=("optimizer",))
+    own = optimizer.state_dict()["param_groups"]
+    for index, group in enumerate(saved["param_groups"][: len(own)]):
+        shape = _numbers_required({k: v for k, v in shape_of(own[index]).items() if k != "params"})
+        check_keys(group, shape, str(path), fix=FIX_STATE, at=("optimizer", "param_groups", index))
+    names = {name for state in saved["state"].values() for name in state}
+    for index, state in saved["state"].items():  # a moment lost from one parameter's state
+        for name in sorted(names - set(state)):
+            raise FileFormatError(
+                f"{path}: key optimizer.state[{index}].{name} is missing (the other "
+                f"parameters have it); {FIX_STATE}"
+            )
+    _load_part(optimizer, saved, path, "optimizer")
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            for name, value in optimizer.state.get(param, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim() and value.shape != param.shape:
+                    raise FileFormatError(
+                        f"{path}: the optimizer's {name} has shape {tuple(value.shape)} for a "
+                        f"parameter of shape {tuple(param.shape)} (key optimizer.state); "
+                        f"{FIX_STATE}"
+                    )
 
 
 def shipped_checkpoint(name: str = "world") -> Path:

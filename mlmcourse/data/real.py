@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlmcourse.data.sentence import Sentence
-from mlmcourse.utils.checks import decode_text, read_text
+from mlmcourse.utils.checks import FileFormatError, decode_text, read_text
 
 __all__ = [
     "WNUT17_LABELS",
@@ -143,7 +143,7 @@ class ChecksumError(ValueError):
     """A file's sha256 is not the one we know; the file was not kept."""
 
 
-class ConllFormatError(ValueError):
+class ConllFormatError(FileFormatError):
     """A CoNLL line is malformed; the message names the file and the line number."""
 
 
@@ -269,6 +269,7 @@ def parse_conll(
     ``labels``, not ``O``/``B-X``/``I-X``), is an error naming ``source`` and the line number.
     """
     allowed = set(labels) if labels is not None else None
+    width: tuple[int, int] | None = None  # (columns, line) of the first token line
     sentences: list[Sentence] = []
     tokens: list[str] = []
     tags: list[str] = []
@@ -287,7 +288,15 @@ def parse_conll(
         if len(columns) < 2 or not columns[-1].strip():
             raise ConllFormatError(
                 f"{source}, line {number}: expected a token and a tag separated by "
-                f"{'a tab' if sep == chr(9) else 'whitespace'}, got {line!r} (no tag)"
+                f"{'a tab' if sep == chr(9) else 'whitespace'}, got {line!r} (no tag); put the "
+                f"line's tag after its token, in the last column"
+            )
+        width = width or (len(columns), number)
+        if len(columns) != width[0]:
+            raise ConllFormatError(
+                f"{source}, line {number}: {len(columns)} columns where line {width[1]} has "
+                f"{width[0]}; every line holds the same columns (token first, tag last): "
+                f"{line!r:.80}"
             )
         tag = columns[-1].strip()
         if (allowed is not None and tag not in allowed) or (
@@ -296,7 +305,10 @@ def parse_conll(
             expected = (
                 f"one of {sorted(allowed)}" if allowed is not None else "O, B-<type> or I-<type>"
             )
-            raise ConllFormatError(f"{source}, line {number}: tag {tag!r} is not {expected}")
+            raise ConllFormatError(
+                f"{source}, line {number}: tag {tag!r} is not {expected}; correct the tag, or "
+                f"pass labels= listing your tag set"
+            )
         tokens.append(columns[0])
         tags.append(tag)
     if tokens:
@@ -312,7 +324,13 @@ def read_conll(
     See :func:`parse_conll` for ``labels`` and ``sep``.
     """
     text = read_text(path, "CoNLL file")
-    return parse_conll(text.splitlines(), str(path), labels=labels, sep=sep)
+    sentences = parse_conll(text.splitlines(), str(path), labels=labels, sep=sep)
+    if not sentences:
+        raise ConllFormatError(
+            f"{path} holds no sentences (it is empty, or only blank and -DOCSTART- lines); a "
+            f"CoNLL file has one token and its tag per line, a blank line between sentences"
+        )
+    return sentences
 
 
 def load_wnut17(split: str = "train") -> list[Sentence]:

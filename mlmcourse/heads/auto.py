@@ -19,6 +19,7 @@ from torch import nn
 
 from mlmcourse.checkpoint.files import (
     CONFIG_NAME,
+    FIX_CONFIG,
     HEAD_KEYS,
     encoder_config,
     load_tokenizer_of,
@@ -34,6 +35,7 @@ from mlmcourse.heads.question_answering import BertForQuestionAnswering
 from mlmcourse.heads.sequence_classification import BertForSequenceClassification
 from mlmcourse.heads.token_classification import BertForTokenClassification
 from mlmcourse.model import BertModel
+from mlmcourse.utils.checks import FileFormatError, check_keys
 
 __all__ = ["MODEL_FOR_ARCHITECTURE", "Checkpoint", "load_checkpoint", "model_from_config"]
 
@@ -63,7 +65,7 @@ class Checkpoint:
 
 def model_from_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> nn.Module:
     """A new model (random weights) of the class and sizes a ``config.json`` names."""
-    architecture = (config.get("architectures") or ["BertModel"])[0]
+    architecture = _architecture(config, source)
     cls = MODEL_FOR_ARCHITECTURE.get(architecture)
     if cls is None:
         raise WeightsMismatchError(
@@ -76,6 +78,17 @@ def model_from_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> n
         refuse_head_keys(keys, source)
         return BertModel(encoder)
     return cls.from_head_config(encoder, keys, source)
+
+
+def _architecture(config: Mapping[str, Any], source: str) -> str:
+    """The class ``config.json``'s ``architectures`` names (one, as ``save_checkpoint`` writes)."""
+    check_keys(config, {"architectures": ["string"]}, source, fix=FIX_CONFIG)
+    if len(config["architectures"]) != 1:
+        raise FileFormatError(
+            f'{source}: key architectures must name one class, e.g. ["BertForMaskedLM"], got '
+            f"{config['architectures']!r:.80}; {FIX_CONFIG}"
+        )
+    return config["architectures"][0]
 
 
 def load_checkpoint(directory: str | Path, *, device: torch.device | str = "cpu") -> Checkpoint:

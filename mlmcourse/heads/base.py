@@ -19,7 +19,7 @@ from torch import nn
 from mlmcourse.checkpoint import load_encoder
 from mlmcourse.checkpoint.weights import BENIGN_KEYS, load_state_strict, split_encoder_state
 from mlmcourse.model import BertModel, EncoderConfig, EncoderOutput
-from mlmcourse.utils.checks import ConfigError
+from mlmcourse.utils.checks import ConfigError, check_int
 
 __all__ = [
     "ClassifierHead",
@@ -189,9 +189,11 @@ def refuse_head_keys(keys: Mapping[str, Any], source: str) -> None:
 
 def label_arguments(keys: Mapping[str, Any], source: str) -> dict[str, Any]:
     """A classifier's ``__init__`` arguments back from the keys :meth:`ClassifierHead.head_config` wrote."""
-    num_labels = keys.get("num_labels")
-    if not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1:
-        raise ConfigError(f"{source}: a classifier needs num_labels >= 1, got {num_labels!r}")
+    if "num_labels" not in keys:
+        raise ConfigError(
+            f"{source}: key num_labels is missing; a classifier needs num_labels >= 1"
+        )
+    num_labels = check_int(keys["num_labels"], f"{source}: a classifier's num_labels", minimum=1)
     arguments: dict[str, Any] = {
         "num_labels": num_labels,
         "classifier_dropout": keys.get("classifier_dropout"),

@@ -31,6 +31,7 @@ from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.interop.bert import minilm_directory, read_hf_checkpoint
 from mlmcourse.masking import IGNORE_INDEX, MLMCollator
 from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.runtime import seeded_generator
 
 __all__ = [
     "HEAD_KEYS",
@@ -137,7 +138,7 @@ def masked_features(
         max_length=max_length,
         seed=seed,
     )
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     device = next(model.parameters()).device
     features, targets = [], []
     model.eval()
@@ -179,7 +180,7 @@ def fit_mlm_head(
     optimizer = torch.optim.AdamW(trained, lr=learning_rate, weight_decay=0.01)
     steps = epochs * -(-len(targets) // batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1 - s / steps)
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     decoder = model.cls.predictions.decoder.weight
     decoder.requires_grad_(False)
     losses = []

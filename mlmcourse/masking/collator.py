@@ -18,7 +18,7 @@ import torch
 
 from mlmcourse.masking.core import check_count, check_ratios, check_setting, mask_tokens
 from mlmcourse.masking.strategies import check_span_settings, mask_spans, mask_whole_words
-from mlmcourse.utils.checks import check_choice, check_int, check_integer_values
+from mlmcourse.utils.checks import check_choice, check_int, check_integer_values, check_seed
 
 __all__ = ["MLMCollator", "STRATEGIES"]
 
@@ -89,7 +89,7 @@ class MLMCollator:
         self.strategy = check_choice(strategy, "strategy", STRATEGIES)
         self.max_length = _check_max_length(max_length)
         self.min_masked = check_count(min_masked, "min_masked")
-        self.seed = check_count(seed, "seed")
+        self.seed = check_seed(seed)
         self.geometric_p, self.max_span_length = check_span_settings(geometric_p, max_span_length)
         self.tokenizer = tokenizer
         self.generator = torch.Generator().manual_seed(self.seed)

@@ -17,9 +17,9 @@ from mlmcourse.utils.checks import (
     ConfigError,
     check_choice,
     check_int,
-    check_non_negative_int,
     check_positive_int,
     check_probability,
+    check_seed,
 )
 from mlmcourse.utils.options import help_texts, option, read_kinds
 
@@ -135,7 +135,7 @@ class PretrainConfig(TrainingConfig):
     eval_seed: int = _evaluation(
         1234,
         "seed of the fixed validation masks (the same for every evaluation)",
-        check_non_negative_int,
+        check_seed,
     )
     output_dir: str = _evaluation("", "where checkpoints are written (empty: nowhere)")
     resume_from_checkpoint: str = _evaluation(

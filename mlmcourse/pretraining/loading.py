@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from mlmcourse.pretraining.config import PretrainConfig, config_keys
-from mlmcourse.utils.checks import ConfigError, read_text
+from mlmcourse.utils.checks import ConfigError, WrongTypeError, read_text
 
 __all__ = ["load_config", "read_yaml_mapping"]
 
@@ -28,10 +28,12 @@ def load_config(
     ``overrides`` (e.g. from ``--set max_steps=10``) win over the file. An unknown key is an
     error that lists the valid ones (a typo silently ignored would train the wrong model).
     """
+    where = None  # the file the keys come from, for the errors
     if isinstance(source, Mapping):
         values = dict(source)
     elif isinstance(source, str | Path):
-        values = read_yaml_mapping(_config_path(source))
+        where = _config_path(source)
+        values = read_yaml_mapping(where)
     else:
         raise TypeError(
             f"load_config takes a YAML path, a shipped config's name or a mapping of keys, got "
@@ -43,8 +45,14 @@ def load_config(
             f"{type(overrides).__name__}: {overrides!r:.60}"
         )
     values.update(overrides or {})
-    _check_known(values)
-    return PretrainConfig(**values)
+    try:
+        _check_known(values)
+        return PretrainConfig(**values)
+    except (ConfigError, WrongTypeError) as exc:
+        if where is None:
+            raise
+        also = " (or --set)" if overrides else ""
+        raise type(exc)(f"{where}{also}: {exc}") from None
 
 
 def _check_known(keys: Iterable[Any]) -> None:
@@ -82,7 +90,10 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
             f"train on the defaults on purpose, write `{{}}` or use --config world"
         )
     if not isinstance(loaded, dict):
-        raise ConfigError(f"{path} must hold a YAML mapping of key: value, got {loaded!r}")
+        raise ConfigError(
+            f"{path} must hold a YAML mapping of key: value, got {type(loaded).__name__}: "
+            f"{loaded!r:.60}; write one `key: value` per line, e.g. `max_steps: 200`"
+        )
     return loaded
 
 

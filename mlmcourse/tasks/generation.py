@@ -18,7 +18,7 @@ from torch import nn
 
 from mlmcourse.tasks.fill_mask import probe_accuracy
 from mlmcourse.utils.checks import check_number, check_positive_int
-from mlmcourse.utils.runtime import evaluating
+from mlmcourse.utils.runtime import evaluating, seeded_generator
 
 __all__ = [
     "PROMPT_WORDS",
@@ -302,7 +302,7 @@ def continue_prompts(
     :func:`generation_quality`.
     """
     prompts = [" ".join(r.split()[:PROMPT_WORDS]) for r in references]
-    g = torch.Generator().manual_seed(seed)
+    g = seeded_generator(seed)
     outputs = {
         "CLM greedy": [generate(clm, tokenizer, p) for p in prompts],
         f"CLM top-{top_k} sampling": [

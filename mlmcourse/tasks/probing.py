@@ -26,7 +26,7 @@ from mlmcourse.heads import BertForTokenClassification
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, tokenize_and_align_labels
 from mlmcourse.utils.checks import check_positive_int
-from mlmcourse.utils.runtime import evaluating
+from mlmcourse.utils.runtime import evaluating, seeded_generator
 
 __all__ = ["LinearProbeResult", "token_features", "linear_probe", "unseen_name_probe"]
 
@@ -111,7 +111,7 @@ def linear_probe(
     label_vocab = label_vocab or LabelVocab.from_sentences(train_sentences)
     features, labels = token_features(encoder, tokenizer, train_sentences, label_vocab)
 
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     classifier = nn.Linear(features.shape[1], label_vocab.num_labels)
     with torch.no_grad():  # a seeded start, independent of the global RNG
         classifier.weight.normal_(0.0, 0.02, generator=generator)

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mlmcourse.tokenization.encoding import SPECIAL_TOKENS
-from mlmcourse.utils.checks import read_json, read_text
+from mlmcourse.utils.checks import FileFormatError, read_json, read_text
+
+# What to do about a damaged tokenizer file, and the keys of the word-level tokenizer's file
+# (see mlmcourse.utils.checks.check_keys; the vocabulary's entries are data, not keys).
+FIX_TOKENIZER = (
+    "put back the tokenizer file the model was saved with (a checkpoint's tokenizer.json), or "
+    "save the tokenizer again with tokenizer.save(path)"
+)
+WORD_LEVEL_KEYS = {"format": "string", "lowercase?": "bool", "vocab": ["string"]}
 
 
 def existing_file(path: str | Path) -> Path:
@@ -22,6 +30,8 @@ def read_vocab_txt(path: Path) -> dict[str, int]:
     tokens = read_text(path, "vocab.txt").split("\n")
     if tokens and tokens[-1] == "":
         tokens.pop()
+    if not any(tokens):
+        raise FileFormatError(f"{path} is empty; a vocab.txt holds one token per line")
     vocab: dict[str, int] = {}
     for index, token in enumerate(tokens):
         vocab.setdefault(token, index)

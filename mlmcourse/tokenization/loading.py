@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from mlmcourse.tokenization.base import BaseTokenizer
-from mlmcourse.tokenization.files import existing_file
+from mlmcourse.tokenization.files import FIX_TOKENIZER, WORD_LEVEL_KEYS, existing_file
 from mlmcourse.tokenization.word_level import WORD_LEVEL_FORMAT, WordLevelTokenizer
 from mlmcourse.tokenization.wordpiece import WordPieceTokenizer
-from mlmcourse.utils.checks import read_json
+from mlmcourse.utils.checks import FileFormatError, check_keys, read_json, reading
 
 
 def load_tokenizer(path: str | Path) -> BaseTokenizer:
@@ -27,9 +27,12 @@ def load_tokenizer(path: str | Path) -> BaseTokenizer:
         return WordPieceTokenizer.from_vocab_file(path)
     data = read_json(path, "a tokenizer file")
     if data.get("format") == WORD_LEVEL_FORMAT:
-        return WordLevelTokenizer.from_json(data)
+        check_keys(data, WORD_LEVEL_KEYS, str(path), fix=FIX_TOKENIZER)
+        with reading(path, "a word-level tokenizer"):
+            return WordLevelTokenizer.from_json(data)
     if "model" in data:
         return WordPieceTokenizer.from_file(path)
-    raise ValueError(
-        f"{path} is neither a tokenizer saved by mlmcourse nor a 🤗 tokenizers tokenizer.json"
+    raise FileFormatError(
+        f"{path} is neither a tokenizer saved by mlmcourse (key format: "
+        f"{WORD_LEVEL_FORMAT!r}) nor a 🤗 tokenizers tokenizer.json (key model); {FIX_TOKENIZER}"
     )

@@ -27,9 +27,14 @@ from tokenizers import (
 
 from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
 from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
-from mlmcourse.tokenization.files import existing_file, guess_lowercase, read_vocab_txt
+from mlmcourse.tokenization.files import (
+    FIX_TOKENIZER,
+    existing_file,
+    guess_lowercase,
+    read_vocab_txt,
+)
 from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
-from mlmcourse.utils.checks import check_int, read_json
+from mlmcourse.utils.checks import check_int, check_keys, read_json, reading
 
 _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 
@@ -169,12 +174,14 @@ class WordPieceTokenizer(BaseTokenizer):
         """Load a ``tokenizer.json`` (BERT's, or one :meth:`save` wrote); ids are kept."""
         path = existing_file(path)
         data = read_json(path, "a tokenizer file")
-        kind = (data.get("model") or {}).get("type")
+        check_keys(data, {"model": {"type": "string"}}, str(path), fix=FIX_TOKENIZER)
+        kind = data["model"]["type"]
         if kind != "WordPiece":
             raise ValueError(
                 f"{path} holds a {kind!r} model; expected a WordPiece (BERT) tokenizer"
             )
-        return cls(Tokenizer.from_file(str(path)))
+        with reading(path, "a 🤗 tokenizers tokenizer.json"):  # its other keys: the library's
+            return cls(Tokenizer.from_file(str(path)))
 
     @classmethod
     def from_vocab_file(

@@ -13,7 +13,12 @@ from typing import Any
 import torch
 from torch.utils.data import DistributedSampler
 
-from mlmcourse.utils.checks import ConfigError, check_non_negative_int, check_positive_int
+from mlmcourse.utils.checks import (
+    ConfigError,
+    check_non_negative_int,
+    check_positive_int,
+    check_seed,
+)
 
 __all__ = ["EpochPlan", "MLMBatches", "fixed_eval_batches", "length_grouped_batches"]
 
@@ -26,7 +31,7 @@ def check_batch_plan(
     if not texts:
         raise ValueError(f"{name} needs at least one text, got an empty list")
     batch_size = check_positive_int(batch_size, "batch_size")
-    seed = check_non_negative_int(seed, "seed")
+    seed = check_seed(seed)
     world_size = check_positive_int(world_size, "world_size")
     rank = check_non_negative_int(rank, "rank")
     if rank >= world_size:

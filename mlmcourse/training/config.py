@@ -18,6 +18,7 @@ from mlmcourse.utils.checks import (
     check_number,
     check_positive_int,
     check_probability,
+    check_seed,
 )
 from mlmcourse.utils.options import check_options, option
 
@@ -78,7 +79,7 @@ class TrainingConfig:
         1, "micro-batches summed per optimiser step", check_positive_int
     )
     seed: int = _optimisation(
-        0, "seed of the initialisation, data order, masks and dropout", check_non_negative_int
+        0, "seed of the initialisation, data order, masks and dropout", check_seed
     )
     logging_steps: int = _evaluation(
         10, "record the training loss every this many steps", check_non_negative_int

@@ -18,7 +18,11 @@ from torch import nn
 from mlmcourse.training.batches import EpochPlan
 from mlmcourse.training.config import fine_tuning_config
 from mlmcourse.training.loop import TrainResult, train
-from mlmcourse.utils.checks import ConfigError, check_non_negative_int, check_positive_int
+from mlmcourse.utils.checks import (
+    ConfigError,
+    check_positive_int,
+    check_seed,
+)
 
 __all__ = ["fine_tune"]
 
@@ -56,7 +60,7 @@ def fine_tune(
     if (steps is None) == (epochs is None):
         raise ConfigError("fine_tune needs steps= or epochs= (one of them, not both)")
     batch_size = check_positive_int(batch_size, "batch_size")
-    seed = check_non_negative_int(seed, "seed")
+    seed = check_seed(seed)
     plan = None
     if epochs is not None:
         epochs = check_positive_int(epochs, "epochs")

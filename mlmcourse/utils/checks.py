@@ -36,8 +36,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = [
     "ConfigError",
     "FileFormatError",
@@ -55,9 +53,13 @@ __all__ = [
     "check_bool",
     "check_path_exists",
     "check_integer_values",
+    "check_keys",
+    "check_seed",
     "decode_text",
     "read_text",
+    "read_json",
     "reading",
+    "shape_of",
 ]
 
 
@@ -90,9 +92,11 @@ def as_scalar(value: Any) -> Any:
     name. A float tensor stays a float (``torch.tensor(3.0)`` is no count), and a bool tensor
     a bool.
     """
-    if isinstance(value, np.generic | np.ndarray):
+    # A NumPy number or a tensor exists only once its library is imported, and the package
+    # imports without either (a wheel installed with no dependencies still imports).
+    np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+    if np is not None and isinstance(value, np.generic | np.ndarray):
         return value.item() if value.ndim == 0 else value
-    torch = sys.modules.get("torch")  # not imported: then value is no tensor either
     if torch is not None and isinstance(value, torch.Tensor) and value.dim() == 0:
         return value if value.is_meta else value.item()  # a meta tensor holds no number
     return value
@@ -141,8 +145,23 @@ def check_positive_int(value: Any, name: str) -> int:
 
 
 def check_non_negative_int(value: Any, name: str) -> int:
-    """``value`` as an int >= 0 (a seed, an interval where 0 means never)."""
+    """``value`` as an int >= 0 (an interval where 0 means never; a seed: :func:`check_seed`)."""
     return check_int(value, name, minimum=0)
+
+
+# The largest seed: NumPy's generators take up to 2**32 - 1, and the seeds derived from it
+# (seed * 1_000_003 + step, times 1009 for a batch's masks) must stay below torch's 2**64.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """``value`` as a seed: an int in [0, 2**32 - 1] (the one place that says so)."""
+    seed = check_int(value, name, minimum=0)
+    if seed > MAX_SEED:
+        raise ConfigError(
+            f"{name} must be an int in [0, 2**32 - 1], got {seed}; use a smaller seed"
+        )
+    return seed
 
 
 def check_probability(value: Any, name: str) -> float:
@@ -273,9 +292,14 @@ def read_text(path: str | os.PathLike, what: str = "text file") -> str:
 
 
 def read_json(path: str | os.PathLike, what: str = "a JSON file") -> dict[str, Any]:
-    """The JSON object in ``path``; invalid JSON, or JSON that is not an object, is a
-    :class:`FileFormatError` naming the file, the line and what the file should be."""
+    """The JSON object in ``path``; an empty file, invalid JSON, or JSON that is not an object
+    is a :class:`FileFormatError` naming the file, the line and what the file should be."""
     text = read_text(path, what)
+    if not text.strip():
+        raise FileFormatError(
+            f"{path} is empty; it should be {what}. Was it cut short (a full disk, an "
+            f"interrupted copy)? Replace it with a good copy"
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -285,14 +309,135 @@ def read_json(path: str | os.PathLike, what: str = "a JSON file") -> dict[str, A
         ) from None
     if not isinstance(data, dict):
         raise FileFormatError(
-            f"{path} holds a JSON {type(data).__name__}, expected an object ({what})"
+            f"{path} holds a JSON {type(data).__name__}, expected an object ({what}); replace "
+            f"it with a good copy"
         )
     return data
 
 
+# --- the keys of a file ----------------------------------------------------------------------
+# A schema is a type name (``"int"``, ``"number"``, ``"string"``, ``"bool"``, ``"object"``,
+# ``"list"``, ``"tensor"``, ``"null"``, ``"any"``, or several joined by ``|``), a dict of keys
+# (a key ending in ``?`` may be missing; ``"*"`` gives the schema of every other key) or a
+# one-item list (every item of a list). It is plain JSON, so a file's shape can be stored.
+
+_TYPES = {
+    "int": is_int,
+    "number": is_number,
+    "string": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "list": lambda v: isinstance(v, list | tuple),
+    "tensor": lambda v: "torch" in sys.modules and isinstance(v, sys.modules["torch"].Tensor),
+    "null": lambda v: v is None,
+    "any": lambda v: True,
+}
+_NAMES = {"int": "an int", "number": "a number", "string": "a string", "bool": "true or false",
+          "object": "an object", "list": "a list", "tensor": "a tensor", "null": "null",
+          "any": "anything"}  # fmt: skip
+
+
+def key_path(keys: tuple[Any, ...]) -> str:
+    """``("history", "eval", 0, "eval_loss")`` as ``history.eval[0].eval_loss``."""
+    text = ""
+    for key in keys:
+        if isinstance(key, int):
+            text += f"[{key}]"
+        elif isinstance(key, str) and key.isidentifier():
+            text += f".{key}" if text else key
+        else:
+            text += f"[{key!r}]"
+    return text or "(the whole file)"
+
+
+def describe(schema: Any) -> str:
+    """What a schema asks for, in words: ``an int``, ``an object with the keys a, b``."""
+    if isinstance(schema, dict):
+        keys = [k.rstrip("?") for k in schema if k != "*"]
+        return f"an object with the keys {', '.join(keys)}" if keys else "an object"
+    if isinstance(schema, list):
+        return f"a list, each item {describe(schema[0])}"
+    return " or ".join(_NAMES[name] for name in schema.split("|"))
+
+
+def _fits(value: Any, schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return isinstance(value, dict)
+    if isinstance(schema, list):
+        return isinstance(value, list | tuple)
+    return any(_TYPES[name](value) for name in schema.split("|"))
+
+
+def check_keys(data: Any, schema: Any, source: str, *, fix: str, at: tuple = ()) -> None:
+    """Refuse ``data`` (a file's parsed content) unless it has ``schema``'s keys and types.
+
+    The error names ``source`` (the file), the key (``history.eval[0].eval_loss``), what it
+    should be and what it is, and ends with ``fix``: what to do about it.
+    """
+    if not _fits(data, schema):
+        where = f"key {key_path(at)}" if at else "the file"
+        raise FileFormatError(
+            f"{source}: {where} must be {describe(schema)}, got {_kind(data)}; {fix}"
+        )
+    if isinstance(schema, list):
+        for index, item in enumerate(data):
+            check_keys(item, schema[0], source, fix=fix, at=(*at, index))
+    elif isinstance(schema, dict):
+        for key, inner in schema.items():
+            name = key.rstrip("?")
+            if key == "*":
+                for other in (k for k in data if k not in schema and f"{k}?" not in schema):
+                    check_keys(data[other], inner, source, fix=fix, at=(*at, other))
+            elif name in data:
+                check_keys(data[name], inner, source, fix=fix, at=(*at, name))
+            elif not key.endswith("?"):
+                raise FileFormatError(
+                    f"{source}: key {key_path((*at, name))} is missing (it should be "
+                    f"{describe(inner)}); {fix}"
+                )
+
+
+def _kind(value: Any) -> str:
+    """What a file held, in words: ``a string: 'x'``, ``an object``, ``nothing (empty)``."""
+    if isinstance(value, dict | list | tuple):
+        return f"a {'object' if isinstance(value, dict) else 'list'} of {len(value)} item(s)"
+    return "null" if value is None else _got(value)
+
+
+def shape_of(data: Any) -> Any:
+    """The schema that ``data`` has (see :func:`check_keys`): every key it holds is required,
+    with its type; a list's items share one schema (a key some items lack is optional)."""
+    if isinstance(data, dict):
+        return {str(k): shape_of(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        items = [shape_of(item) for item in data]
+        return [_merge(items) if items else "any"]
+    if data is None:
+        return "any"  # a value not measured in this run may be one in the next
+    return "bool" if isinstance(data, bool) else "number" if is_number(data) else "string"
+
+
+def _merge(shapes: list[Any]) -> Any:
+    """One schema that every schema in ``shapes`` fits (items of one list)."""
+    if all(isinstance(s, dict) for s in shapes):
+        names = [k for s in shapes for k in s]
+        keys = list(dict.fromkeys(names))
+        return {
+            (k if all(k in s for s in shapes) else f"{k}?"): _merge(
+                [s[k] for s in shapes if k in s]
+            )
+            for k in keys
+        }
+    if all(isinstance(s, list) for s in shapes):
+        return [_merge([s[0] for s in shapes])]
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    return "any"
+
+
 @contextlib.contextmanager
-def reading(path: str | os.PathLike, what: str) -> Iterator[None]:
-    """Turn any failure to parse ``path`` into a :class:`FileFormatError` that names it.
+def reading(path: str | os.PathLike, what: str, *, key: str | None = None) -> Iterator[None]:
+    """Turn any failure to parse ``path`` (or its ``key``) into a :class:`FileFormatError`.
 
     Readers of JSON, safetensors, tokenizers or pickles each raise their own exception type
     with a message that often omits the file; a learner then cannot tell which of the files
@@ -306,8 +451,9 @@ def reading(path: str | os.PathLike, what: str) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 - each library raises its own type
         if isinstance(exc, ValueError | TypeError) and str(path) in str(exc):
             raise  # already a clear message that names the file
+        part = f"key {key} of {path}" if key else str(path)
         raise FileFormatError(
-            f"cannot read {path} as {what}: {type(exc).__name__}: {str(exc)[:300]}. The file "
+            f"cannot read {part} as {what}: {type(exc).__name__}: {str(exc)[:300]}. The file "
             f"is damaged or truncated (an interrupted copy or download?); replace it with a "
             f"good copy"
         ) from exc

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mlmcourse.utils.checks import check_non_negative_int
+from mlmcourse.utils.checks import check_seed
 
 if TYPE_CHECKING:  # torch is imported lazily so `import mlmcourse` stays fast
     import torch
@@ -77,13 +77,21 @@ def set_seed(seed: int) -> None:
     Code that needs its own stream of randomness should still take a ``torch.Generator``;
     this only fixes the global state that layers such as dropout draw from.
     """
-    seed = check_non_negative_int(seed, "seed")
+    seed = check_seed(seed)
     import numpy as np
     import torch
 
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def seeded_generator(seed: int) -> Any:
+    """A CPU ``torch.Generator`` seeded with ``seed`` (checked: an int in [0, 2**32 - 1], a
+    NumPy int or a 0-d tensor too): what a function that takes ``seed=`` draws from."""
+    import torch
+
+    return torch.Generator().manual_seed(check_seed(seed))
 
 
 def is_compiling() -> bool:

@@ -17,7 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mlmcourse.utils.checks import check_non_negative_int, check_number, check_positive_int
+from mlmcourse.utils.checks import (
+    check_number,
+    check_positive_int,
+    check_seed,
+)
 from mlmcourse.viz.fill_mask import candidate_bars_html
 from mlmcourse.viz.html import Chip, chips_html
 from mlmcourse.viz.masking import classify_outcomes, render_masking
@@ -123,7 +127,7 @@ def _check_trace(text: Any, seed: Any, top_k: Any, learning_rate: Any) -> tuple[
     if not isinstance(text, str) or not text.strip():
         raise ValueError("trace_mlm_step needs a non-empty sentence")
     return (
-        check_non_negative_int(seed, "seed"),
+        check_seed(seed),
         check_positive_int(top_k, "top_k"),
         check_number(learning_rate, "learning_rate", low=0.0),  # 0: a step that changes nothing
     )

@@ -158,7 +158,7 @@ def test_whole_word_needs_word_ids():
         ({"mlm_probability": 2}, "mlm_probability must be a probability"),
         ({"mask_replace_prob": 0.9, "random_replace_prob": 0.2}, "at most 1"),
         ({"max_length": 1}, "max_length must be an int >= 2"),
-        ({"seed": -1}, "seed must be a non-negative int"),
+        ({"seed": -1}, "seed must be an int >= 0"),
         ({"max_span_length": 0}, "max_span_length"),
     ],
 )

@@ -3,10 +3,16 @@
 A chapter that shows a table from a benchmark or an experiment reads it here, not from the
 repository: a learner who opens the notebook in Colab or in an empty folder has only the
 installed package. Each file is the JSON the script named in its chapter wrote.
+
+``_shapes.json`` records each file's keys and their types as committed (its schema: what the
+chapters read). :func:`load_results` checks a file against it, so a re-run or an edit that lost
+a key, or changed its type, is refused with the file and the key named instead of failing in a
+chapter's cell; :func:`write_shapes` records the shapes again after an experiment changes.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -14,23 +20,69 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["available_results", "load_results", "mean_sd", "provenance", "save_results"]
+from mlmcourse.utils.checks import check_keys, read_json, shape_of
+
+__all__ = [
+    "available_results",
+    "load_results",
+    "mean_sd",
+    "provenance",
+    "read_results",
+    "save_results",
+    "write_shapes",
+]
+
+SHAPES_NAME = "_shapes.json"
+
+
+def _folder() -> Path:
+    return Path(str(resources.files(__name__)))
 
 
 def available_results() -> list[str]:
     """The names of the shipped result files (without ``.json``)."""
-    folder = resources.files(__name__)
-    return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
+    names = (p.name for p in _folder().iterdir() if p.name.endswith(".json"))
+    return sorted(name[: -len(".json")] for name in names if not name.startswith("_"))
 
 
 def load_results(name: str) -> Any:
     """The parsed JSON of one shipped result file, e.g. ``load_results("ddp_cpu")``."""
-    path = resources.files(__name__) / f"{name}.json"
+    path = _folder() / f"{name}.json"
     if not path.is_file():
         raise FileNotFoundError(
             f"no shipped results named {name!r}; the package has: {', '.join(available_results())}"
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_results(path)
+
+
+def read_results(path: str | Path) -> dict[str, Any]:
+    """A results file, checked against the shape recorded for its name (the file's stem)."""
+    path = Path(path)
+    data = read_json(path, f"the results {path.stem} (a JSON object)")
+    shape = _shapes().get(path.stem)
+    if shape is not None:
+        command = data.get("command")
+        rerun = f" or re-run `{command}`" if isinstance(command, str) else ""
+        fix = f"the chapters read this key: restore the committed file{rerun}"
+        check_keys(data, shape, str(path), fix=fix)
+    return data
+
+
+@functools.cache
+def _shapes() -> dict[str, Any]:
+    return read_json(_folder() / SHAPES_NAME, "the shapes of the results")
+
+
+def write_shapes() -> Path:
+    """Record the shape of every results file (after an experiment wrote new keys)."""
+    shapes = {name: shape_of(_unchecked(name)) for name in available_results()}
+    _shapes.cache_clear()
+    return save_results(_folder() / SHAPES_NAME, shapes)
+
+
+def _unchecked(name: str) -> Any:
+    """A results file as it is (what :func:`write_shapes` records)."""
+    return json.loads((_folder() / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def provenance(argv: Sequence[str] | None, seeds: Sequence[int], started: float) -> dict:

@@ -20,7 +20,7 @@ from mlmcourse.tasks.ner.alignment import (
     words_and_tags,
 )
 from mlmcourse.tasks.ner.labels import LabelVocab
-from mlmcourse.utils.checks import check_probability
+from mlmcourse.utils.checks import check_non_negative_int, check_probability
 
 __all__ = ["pad_encoded", "tokenize_and_align_labels", "word_dropout"]
 
@@ -70,6 +70,14 @@ def tokenize_and_align_labels(
     return {**pad_encoded(encoded, tokenizer.pad_token_id), "labels": _pad(labels, IGNORE_INDEX)}
 
 
+def _check_word_dropout(probability: Any, unk_token_id: Any) -> tuple[float, int]:
+    """:func:`word_dropout`'s settings as Python numbers (kept out of its listing)."""
+    return (
+        check_probability(probability, "probability"),
+        check_non_negative_int(unk_token_id, "unk_token_id"),
+    )
+
+
 def word_dropout(
     batch: Mapping[str, torch.Tensor],
     *,
@@ -85,7 +93,7 @@ def word_dropout(
     word from its context. Only positions with a label (``!= -100``: a word's first piece) are
     replaced; specials, padding and labels are left alone.
     """
-    check_probability(probability, "probability")
+    probability, unk_token_id = _check_word_dropout(probability, unk_token_id)
     missing = {"input_ids", "labels"} - set(batch)
     if missing:
         raise ValueError(f"batch lacks {sorted(missing)}; word_dropout needs input_ids and labels")

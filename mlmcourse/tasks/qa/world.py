@@ -26,7 +26,7 @@ from mlmcourse.data.corpus import SEED, generate_worlds
 from mlmcourse.data.entities import Person, World
 from mlmcourse.data.templates import TEMPLATES, Rendered, Sampler
 from mlmcourse.tasks.qa.squad import QAExample
-from mlmcourse.utils.checks import check_non_negative_int, check_positive_int
+from mlmcourse.utils.checks import check_non_negative_int, check_positive_int, check_seed
 
 __all__ = ["QUESTIONS", "WORLD_QA_SIZES", "world_people", "world_questions"]
 
@@ -140,7 +140,7 @@ def world_questions(
     """
     people = world_people(split)
     n = WORLD_QA_SIZES[split] if n is None else check_positive_int(n, "n")
-    check_non_negative_int(seed, "seed")
+    check_seed(seed)
     check_non_negative_int(distractors, "distractors")
     if distractors >= len(people):
         raise ValueError(
