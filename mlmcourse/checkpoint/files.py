@@ -364,7 +364,7 @@ def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Enco
     unknown = sorted(k for k in config if k not in known and k not in METADATA_KEYS)
     if unknown:
         hint = (
-            " (a Hugging Face directory? use mlmcourse.interop.bert.load_bert)"
+            " (a Hugging Face directory? use mlmcourse.interop.from_pretrained)"
             if "model_type" in config and "is_causal" not in config
             else ""
         )

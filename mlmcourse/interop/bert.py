@@ -1,8 +1,9 @@
 """Hugging Face interop: load a local BERT directory into our classes, and write ours back.
 
 A BERT directory (what ``transformers`` ``save_pretrained`` writes, or a model downloaded from
-the Hub) holds ``config.json``, the weights (``model.safetensors``, or the older
-``pytorch_model.bin``) and the tokenizer (``tokenizer.json`` or ``vocab.txt``). Our modules use
+the Hub) holds ``config.json``, the weights (``model.safetensors``; the older
+``pytorch_model.bin`` is a pickle, which can run code, and is refused) and the tokenizer
+(``tokenizer.json`` or ``vocab.txt``). Our modules use
 Hugging Face's parameter names, so the mapping is the identity except for three historical
 details, each handled here and nowhere else:
 
@@ -21,6 +22,7 @@ loads into a model built with the pooler, so nothing in the file is dropped.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ __all__ = [
     "config_from_hf",
     "config_to_hf",
     "export_hf",
+    "hf_tokenizer",
     "load_bert",
     "minilm_directory",
     "read_hf_checkpoint",
@@ -112,8 +115,8 @@ def _check_directory(directory: str | Path) -> Path:
 def read_hf_weights(directory: str | Path) -> dict[str, torch.Tensor]:
     """Read every tensor of a checkpoint directory, on the CPU, names as saved.
 
-    Looks for ``model.safetensors``, then a sharded ``model.safetensors.index.json``, then
-    ``pytorch_model.bin`` (read with ``weights_only=True``: a pickle may otherwise run code).
+    Reads ``model.safetensors`` or a sharded ``model.safetensors.index.json``; safetensors
+    only: a ``pytorch_model.bin`` is a pickle, and unpickling can run code.
     """
     from safetensors.torch import load_file
 
@@ -130,13 +133,15 @@ def read_hf_weights(directory: str | Path) -> dict[str, torch.Tensor]:
             with reading(directory / shard, "safetensors weights"):
                 state.update(load_file(directory / shard))
     elif (directory / PYTORCH_NAME).is_file():
-        with reading(directory / PYTORCH_NAME, "PyTorch weights"):
-            state = torch.load(directory / PYTORCH_NAME, map_location="cpu", weights_only=True)
+        raise FileNotFoundError(
+            f"{directory} has only {PYTORCH_NAME}, a pickle (unpickling can run code); this "
+            f"loader reads safetensors only: use a checkpoint or revision with {WEIGHTS_NAME}"
+        )
     else:
         present = sorted(p.name for p in directory.iterdir())
         raise FileNotFoundError(
-            f"{directory} has no weights: expected {WEIGHTS_NAME}, {SAFETENSORS_INDEX_NAME} "
-            f"or {PYTORCH_NAME}; found {present}"
+            f"{directory} has no weights: expected {WEIGHTS_NAME} or {SAFETENSORS_INDEX_NAME}; "
+            f"found {present}"
         )
     renamed = {}
     for key, value in state.items():
@@ -179,14 +184,36 @@ def load_bert(
     has_pooler = any(key.startswith("pooler.") for key in encoder_state)
     model = BertModel(config, add_pooling_layer=has_pooler)
     load_state_strict(model, encoder_state, source=str(directory))
-    tokenizer = None
-    if (directory / "tokenizer.json").is_file() or (directory / "vocab.txt").is_file():
-        from mlmcourse.tokenization import load_tokenizer
-
-        with reading(directory, "a tokenizer (tokenizer.json or vocab.txt)"):
-            tokenizer = load_tokenizer(directory)
-        check_vocab_fits(tokenizer, config.vocab_size, f"load_bert({directory})")
+    tokenizer = hf_tokenizer(directory, config.vocab_size, f"load_bert({directory})")
     return model.to(device).eval(), tokenizer
+
+
+def hf_tokenizer(directory: Path, vocab_size: int, where: str) -> Any:
+    """The WordPiece tokenizer of a model folder (``tokenizer.json`` or ``vocab.txt``), or
+    ``None`` when it has none; refused if it has ids past the model's ``vocab_size`` rows.
+
+    Another kind of ``tokenizer.json`` (ModernBERT's byte-level BPE) is not read by
+    :mod:`mlmcourse.tokenization`: ``None`` then, with a warning saying so.
+    """
+    from mlmcourse.tokenization import load_tokenizer
+
+    json_path = directory / "tokenizer.json"
+    if json_path.is_file():
+        model = read_json(json_path, "a tokenizer file").get("model")
+        kind = model.get("type") if isinstance(model, dict) else None
+        if kind not in (None, "WordPiece"):  # a damaged file is left to load_tokenizer
+            warnings.warn(
+                f"{json_path} is a {kind} tokenizer, which mlmcourse.tokenization does not read: "
+                f"the tokenizer is None (tokenizers.Tokenizer.from_file reads it)",
+                stacklevel=3,
+            )
+            return None
+    elif not (directory / "vocab.txt").is_file():
+        return None
+    with reading(directory, "a tokenizer (tokenizer.json or vocab.txt)"):
+        tokenizer = load_tokenizer(directory)
+    check_vocab_fits(tokenizer, vocab_size, where)
+    return tokenizer
 
 
 def minilm_directory() -> Path:

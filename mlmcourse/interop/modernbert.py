@@ -34,10 +34,9 @@ import torch
 
 from mlmcourse.checkpoint import load_state_strict
 from mlmcourse.checkpoint.files import CONFIG_NAME
-from mlmcourse.checkpoint.weights import check_vocab_fits
-from mlmcourse.interop.bert import read_hf_weights
+from mlmcourse.interop.bert import hf_tokenizer, read_hf_weights
 from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.utils.checks import read_json, reading
+from mlmcourse.utils.checks import read_json
 
 __all__ = ["config_from_modernbert", "encoder_state_from_modernbert", "load_modernbert"]
 
@@ -158,11 +157,5 @@ def load_modernbert(
     model = BertModel(config)
     state = encoder_state_from_modernbert(read_hf_weights(directory))
     load_state_strict(model, state, source=str(directory))
-    tokenizer = None
-    if (directory / "tokenizer.json").is_file():
-        from mlmcourse.tokenization import load_tokenizer
-
-        with reading(directory, "a tokenizer (tokenizer.json)"):
-            tokenizer = load_tokenizer(directory)
-        check_vocab_fits(tokenizer, config.vocab_size, f"load_modernbert({directory})")
+    tokenizer = hf_tokenizer(directory, config.vocab_size, f"load_modernbert({directory})")
     return model.to(device).eval(), tokenizer

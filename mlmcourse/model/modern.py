@@ -16,8 +16,9 @@ off by default, so that BERT stays exactly BERT:
   to the whole text, the others only to tokens within ``W // 2`` positions
   (:func:`sliding_window_allowed`).
 
-The model in :mod:`mlmcourse.model` calls these; :func:`mlmcourse.hf.load_modernbert` loads a
-``transformers`` ModernBERT checkpoint into it with the matching switches.
+The model in :mod:`mlmcourse.model` calls these;
+:func:`mlmcourse.interop.modernbert.load_modernbert` loads a ``transformers`` ModernBERT
+checkpoint into it with the matching switches.
 """
 
 from __future__ import annotations

@@ -154,7 +154,9 @@ def test_save_hf_passes_a_head_and_tied_weights_through(tmp_path):
         torch.testing.assert_close(reloaded(**inputs).logits, theirs(**inputs).logits)
 
 
-def test_pytorch_bin_with_legacy_names_and_position_ids(tmp_path):
+def test_legacy_names_and_position_ids_load_and_a_pickle_is_refused(tmp_path):
+    from safetensors.torch import save_file
+
     torch.manual_seed(3)
     ours = BertModel(tiny_encoder_config(), add_pooling_layer=True)
     state = {}
@@ -162,13 +164,17 @@ def test_pytorch_bin_with_legacy_names_and_position_ids(tmp_path):
         key = key.replace("LayerNorm.weight", "LayerNorm.gamma").replace(
             "LayerNorm.bias", "LayerNorm.beta"
         )
-        state["bert." + key] = value
+        state["bert." + key] = value.contiguous()
     state["bert.embeddings.position_ids"] = torch.arange(ours.config.max_position_embeddings)[None]
-    torch.save(state, tmp_path / "pytorch_model.bin")
+    save_file(state, tmp_path / "model.safetensors")
     (tmp_path / "config.json").write_text(json.dumps(config_to_hf(ours.config)))
     again, _ = load_bert(tmp_path)
     for key, value in ours.state_dict().items():
         assert torch.equal(again.state_dict()[key], value), key
+    (tmp_path / "model.safetensors").rename(tmp_path / "pytorch_model.bin")  # never unpickled
+    with pytest.raises(FileNotFoundError, match="has only pytorch_model.bin, a pickle") as error:
+        load_bert(tmp_path)
+    assert "\n" not in str(error.value)
 
 
 # ------------------------------------------------------------------------- strictness, errors
@@ -198,7 +204,7 @@ def test_missing_files_are_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="no config.json"):
         load_bert(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps(config_to_hf(tiny_encoder_config())))
-    with pytest.raises(FileNotFoundError, match="model.safetensors.*pytorch_model.bin"):
+    with pytest.raises(FileNotFoundError, match=r"no weights: expected model\.safetensors"):
         load_bert(tmp_path)
 
 

@@ -1,0 +1,355 @@
+"""``from_pretrained``: tiny random checkpoints of every kind, in the Hub's cache layout, loaded
+offline into our classes, give ``transformers``' outputs on the same folders.
+
+No test here reaches a network: the cache is a temporary folder, ``HF_HUB_OFFLINE`` is set, and
+every socket connection is refused and recorded (``no_network``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlmcourse.checkpoint import WeightsMismatchError
+from mlmcourse.heads import (
+    BertForMaskedLM,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+)
+from mlmcourse.interop import CHECKPOINTS, HubUnavailableError, from_pretrained, pretrained_or_skip
+from mlmcourse.interop.pretrained import TASKS
+from mlmcourse.model import BertModel
+from mlmcourse.utils.checks import ConfigError
+from tests.tiny import tokenizer_fixture
+
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("huggingface_hub")
+
+REVISION = "0123456789abcdef0123456789abcdef01234567"  # a commit, as the cache names snapshots
+VOCAB = 64
+BERT = dict(
+    vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+    intermediate_size=48, max_position_embeddings=32,
+)  # fmt: skip
+MODERNBERT = dict(
+    vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+    num_attention_heads=4, max_position_embeddings=32, local_attention=4,
+    global_attn_every_n_layers=3, pad_token_id=0, bos_token_id=2, eos_token_id=3,
+    cls_token_id=2, sep_token_id=3,
+)  # fmt: skip
+NER_LABELS = {0: "O", 1: "B-PER", 2: "I-PER", 3: "B-LOC"}
+SENTIMENTS = {0: "negative", 1: "neutral", 2: "positive"}
+
+# (Hub name, transformers class, config overrides, our class)
+KINDS = {
+    "fill-mask": ("course-tests/bert-mlm", "BertForMaskedLM", {}, BertForMaskedLM),
+    "pretraining": ("course-tests/bert-pretraining", "BertForPreTraining", {}, BertForMaskedLM),
+    "tokens": (
+        "course-tests/bert-ner", "BertForTokenClassification", {"id2label": NER_LABELS},
+        BertForTokenClassification,
+    ),
+    "sentence": (
+        "course-tests/bert-sst", "BertForSequenceClassification", {"id2label": SENTIMENTS},
+        BertForSequenceClassification,
+    ),
+    "answers": ("course-tests/bert-squad", "BertForQuestionAnswering", {}, BertForQuestionAnswering),
+    "encoder": ("course-tests/bert", "BertModel", {}, BertModel),
+    "modernbert": ("course-tests/modernbert-mlm", "ModernBertForMaskedLM", {}, BertForMaskedLM),
+    "modernbert-biases": (
+        "course-tests/modernbert-biases", "ModernBertForMaskedLM",
+        {"attention_bias": True, "mlp_bias": True, "norm_bias": True, "classifier_bias": True,
+         "decoder_bias": False, "classifier_activation": "silu"},
+        BertForMaskedLM,
+    ),
+}  # fmt: skip
+
+tokenizer = tokenizer_fixture(
+    ["Alice lives in Paris .", "Bob works in Rome .", "a cat sat on the mat"],
+    kind="wordpiece",
+    vocab_size=VOCAB,
+)
+
+
+# ----------------------------------------------------------------------------------- helpers
+def random_model(class_name: str, **overrides):
+    """A seeded ``transformers`` model with wide random weights, so every weight matters."""
+    modern = class_name.startswith("ModernBert")
+    config_class = transformers.ModernBertConfig if modern else transformers.BertConfig
+    config = config_class(**{**(MODERNBERT if modern else BERT), **overrides})
+    torch.manual_seed(0)
+    model = getattr(transformers, class_name)(config).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "norm" in name.lower() and name.endswith("weight"):
+                parameter.uniform_(0.5, 1.5)
+            else:
+                parameter.normal_(0, 0.2)
+    return model
+
+
+def put_in_cache(cache: Path, repo_id: str, files: Path, revision: str = REVISION) -> Path:
+    """``files`` as ``huggingface_hub`` caches a download: blobs named by their hash, a
+    snapshot folder of links to them, and ``refs/main`` naming the snapshot's commit."""
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    (repo / "blobs").mkdir(exist_ok=True)
+    for file in sorted(files.iterdir()):
+        blob = repo / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
+        shutil.copyfile(file, blob)
+        (snapshot / file.name).symlink_to(os.path.relpath(blob, snapshot))
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    return snapshot
+
+
+def batch(modern: bool = False) -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(1)
+    ids = torch.randint(5, VOCAB, (3, 12), generator=generator)
+    mask = torch.ones_like(ids)
+    mask[1, 8:] = 0
+    mask[2, 3:] = 0
+    inputs = {"input_ids": ids * mask, "attention_mask": mask}
+    if not modern:
+        inputs["token_type_ids"] = (torch.arange(12) >= 6).long().expand(3, -1) * mask
+    return inputs
+
+
+def close(ours: torch.Tensor, theirs: torch.Tensor, mask: torch.Tensor | None = None) -> None:
+    """Equal to 1e-5 (at the real tokens, when ``mask`` is given: padding is anyone's guess)."""
+    if mask is not None:
+        ours, theirs = ours[mask.bool()], theirs[mask.bool()]
+    assert ours.shape == theirs.shape
+    assert (ours - theirs).abs().max() < 1e-5
+
+
+# ---------------------------------------------------------------------------------- fixtures
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Refuse and record every connection: a test passes only if it made none."""
+    attempts = []
+
+    def refuse(self, address, *args, **kwargs):
+        attempts.append(address)
+        raise OSError(f"test tried to connect to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield
+    assert not attempts, f"tried to reach the network: {attempts}"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, tokenizer):
+    """Every kind, saved once by ``transformers`` (safetensors) with a tokenizer.json, in one
+    Hub cache: ``{kind: snapshot folder}``, and the cache folder."""
+    root = tmp_path_factory.mktemp("pretrained")
+    cache = root / "hub"
+    snapshots = {}
+    for kind, (repo_id, class_name, overrides, _) in KINDS.items():
+        files = root / kind
+        random_model(class_name, **overrides).save_pretrained(files, safe_serialization=True)
+        tokenizer.save(files / "tokenizer.json")
+        snapshots[kind] = put_in_cache(cache, repo_id, files)
+    return snapshots, cache
+
+
+@pytest.fixture
+def hub(saved, monkeypatch):
+    """The test cache, offline, as a learner's notebook sets it: environment variables."""
+    snapshots, cache = saved
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    return snapshots
+
+
+# ------------------------------------------------------------------- every kind, both ways
+@pytest.mark.parametrize("how", ["hub name", "folder"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_loads_offline_and_equals_transformers(hub, tokenizer, kind, how):
+    repo_id, class_name, _, our_class = KINDS[kind]
+    loaded = from_pretrained(repo_id if how == "hub name" else hub[kind])
+    assert type(loaded.model) is our_class and not loaded.model.training
+    assert loaded.folder.resolve() == hub[kind].resolve()
+    assert loaded.tokenizer.get_vocab() == tokenizer.get_vocab()
+    theirs = getattr(transformers, class_name).from_pretrained(hub[kind]).eval()
+    modern = kind.startswith("modernbert")
+    inputs = batch(modern)
+    mask = inputs["attention_mask"]
+    with torch.no_grad():
+        ours, want = loaded.model(**inputs), theirs(**inputs)
+    if kind in ("fill-mask", "tokens") or modern:
+        close(ours.logits, want.logits, mask)
+    elif kind == "pretraining":  # its masked-LM head; the next-sentence head is left out
+        close(ours.logits, want.prediction_logits, mask)
+    elif kind == "sentence":
+        close(ours.logits, want.logits)
+    elif kind == "answers":
+        close(ours.start_logits, want.start_logits, mask)
+        close(ours.end_logits, want.end_logits, mask)
+    else:
+        close(ours.last_hidden_state, want.last_hidden_state, mask)
+        close(ours.pooler_output, want.pooler_output)
+    if kind in ("tokens", "sentence"):
+        assert loaded.model.id2label == {int(i): n for i, n in theirs.config.id2label.items()}
+        names = [loaded.model.id2label[int(i)] for i in ours.logits.argmax(-1).flatten()]
+        assert names == [theirs.config.id2label[int(i)] for i in want.logits.argmax(-1).flatten()]
+
+
+def test_the_encoder_of_any_head_and_a_pinned_revision(hub):
+    encoder = from_pretrained("course-tests/bert-ner", task="feature-extraction", revision=REVISION)
+    assert type(encoder.model) is BertModel and encoder.model.pooler is None
+    theirs = transformers.BertModel.from_pretrained(hub["tokens"], add_pooling_layer=False)
+    inputs = batch()
+    with torch.no_grad():
+        got = encoder.model(**inputs).last_hidden_state
+        want = theirs.eval()(**inputs).last_hidden_state
+    close(got, want, inputs["attention_mask"])
+
+
+def test_a_cached_model_loads_without_the_network_even_when_not_offline(saved, monkeypatch):
+    """The cache is read first: no request at all (``no_network`` records any)."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    loaded = from_pretrained("course-tests/bert-squad", cache_dir=saved[1])
+    assert type(loaded.model) is BertForQuestionAnswering
+
+
+# ------------------------------------------------------------------------------- refusals
+def one_line(error: pytest.ExceptionInfo) -> str:
+    message = str(error.value)
+    assert "\n" not in message, message
+    return message
+
+
+def test_a_pickle_only_checkpoint_is_refused_in_one_line(hub, saved, tmp_path):
+    files = tmp_path / "bin"
+    random_model("BertForMaskedLM").save_pretrained(files)
+    (files / "model.safetensors").rename(files / "pytorch_model.bin")  # never unpickled
+    put_in_cache(saved[1], "course-tests/bert-bin-only", files)
+    with pytest.raises(FileNotFoundError, match="has only pytorch_model.bin") as error:
+        from_pretrained("course-tests/bert-bin-only")
+    assert "safetensors only" in one_line(error)
+
+
+def test_a_model_not_in_the_cache_offline_says_what_to_do(hub, capsys):
+    with pytest.raises(HubUnavailableError, match="HF_HUB_OFFLINE is set") as error:
+        from_pretrained("course-tests/not-downloaded")
+    assert "pass a local folder" in one_line(error)
+    with pytest.raises(HubUnavailableError, match="not in the Hugging Face cache"):
+        from_pretrained("course-tests/bert-mlm", revision="f" * 40)  # a commit never downloaded
+    assert pretrained_or_skip("course-tests/not-downloaded", "the real tagger") is None
+    printed = capsys.readouterr().out
+    assert printed.startswith("Skipped the real tagger: 'course-tests/not-downloaded'")
+    assert printed.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "raised, expected, match",
+    [
+        ("GatedRepoError", HubUnavailableError, "is gated: accept its terms"),
+        ("RepositoryNotFoundError", FileNotFoundError, "no model 'course-tests/x' on the Hugging"),
+        ("RevisionNotFoundError", FileNotFoundError, "has no such revision"),
+        ("LocalEntryNotFoundError", HubUnavailableError, "could not download .* connection"),
+    ],
+)
+def test_the_hub_s_failures_online_are_one_line_each(saved, monkeypatch, raised, expected, match):
+    """Online, not cached: each failure of the download (faked here) says what to do."""
+    import huggingface_hub
+    from huggingface_hub import utils
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    error_class = getattr(utils, raised)
+
+    def snapshot_download(repo_id, *, local_files_only, **options):
+        assert set(options["allow_patterns"]) >= {"config.json", "*.safetensors", "tokenizer.json"}
+        assert not any(p.endswith((".bin", ".py")) for p in options["allow_patterns"])
+        if local_files_only:
+            raise utils.LocalEntryNotFoundError("not in the cache")
+        raise error_class.__new__(error_class)  # as the Hub answered
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    with pytest.raises(expected, match=match) as error:
+        from_pretrained("course-tests/x", cache_dir=saved[1])
+    one_line(error)
+
+
+def test_without_huggingface_hub_a_hub_name_says_what_to_install(hub, monkeypatch):
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails, as uninstalled
+    with pytest.raises(HubUnavailableError, match="pip install huggingface_hub") as error:
+        from_pretrained("course-tests/bert-mlm")
+    one_line(error)
+    assert type(from_pretrained(hub["fill-mask"]).model) is BertForMaskedLM  # a folder needs none
+
+
+def test_a_weight_of_the_wrong_shape_is_reported_by_name(hub, tmp_path):
+    folder = tmp_path / "edited"
+    shutil.copytree(hub["tokens"], folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["id2label"] = {"0": "O", "1": "B-PER"}  # 2 labels; the weights have 4
+    config["label2id"] = {"O": 0, "B-PER": 1}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        WeightsMismatchError, match=r"classifier\.weight: \(4, 32\) in .* vs \(2, 32\)"
+    ):
+        from_pretrained(folder)
+
+
+def test_a_decoder_that_differs_from_the_tied_embeddings_is_refused(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    random_model("BertForMaskedLM").save_pretrained(tmp_path)
+    state = load_file(tmp_path / "model.safetensors")
+    state["cls.predictions.decoder.weight"] = torch.zeros(VOCAB, 32)  # an untied decoder
+    save_file(state, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(WeightsMismatchError, match="decoder.weight differs from .*word_embeddings"):
+        from_pretrained(tmp_path)
+
+
+def test_the_task_is_the_architecture_s_unless_it_takes_the_encoder(hub, tmp_path):
+    with pytest.raises(ConfigError, match="no token-classification head.*feature-extraction"):
+        from_pretrained("course-tests/bert-mlm", task="token-classification")
+    with pytest.raises(ConfigError, match="task must be one of .*'fill-mask'.*got 'translation'"):
+        from_pretrained("course-tests/bert-mlm", task="translation")
+    folder = tmp_path / "no-architecture"
+    shutil.copytree(hub["answers"], folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": None}))
+    with pytest.raises(ConfigError, match="names no architecture: pass task="):
+        from_pretrained(folder)
+    assert (
+        type(from_pretrained(folder, task="question-answering").model) is BertForQuestionAnswering
+    )
+    with pytest.raises(FileNotFoundError, match="no checkpoint folder at"):
+        from_pretrained(tmp_path / "nowhere")
+
+
+def test_a_byte_level_bpe_tokenizer_is_left_out_with_a_warning(hub, tmp_path):
+    from tokenizers import Tokenizer, models
+
+    folder = tmp_path / "modernbert"
+    shutil.copytree(hub["modernbert"], folder)
+    Tokenizer(models.BPE(vocab={"[UNK]": 0, "a": 1}, merges=[])).save(
+        str(folder / "tokenizer.json")
+    )
+    with pytest.warns(UserWarning, match="is a BPE tokenizer, which mlmcourse.tokenization"):
+        loaded = from_pretrained(folder)
+    assert loaded.tokenizer is None and type(loaded.model) is BertForMaskedLM
+
+
+def test_the_chapters_checkpoints_name_a_task_and_a_revision_or_main():
+    for name, checkpoint in CHECKPOINTS.items():
+        assert name == checkpoint.repo_id and checkpoint.repo_id.count("/") == 1
+        assert checkpoint.task in TASKS
+        assert checkpoint.revision is None or checkpoint.revision.startswith("refs/pr/")
