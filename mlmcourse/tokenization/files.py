@@ -15,6 +15,21 @@ FIX_TOKENIZER = (
     "save the tokenizer again with tokenizer.save(path)"
 )
 WORD_LEVEL_KEYS = {"format": "string", "lowercase?": "bool", "vocab": ["string"]}
+# The top-level keys 🤗 tokenizers writes into every tokenizer.json (null where a step is
+# absent). The library reads a file that lacks one as if the step were absent, so a lost
+# "normalizer" silently stops lowercasing and a lost "post_processor" drops [CLS] and [SEP]:
+# a missing key is refused here instead. Inside each step, the library checks its own keys.
+HF_TOKENIZER_KEYS = {
+    "version": "string",
+    "truncation": "object|null",
+    "padding": "object|null",
+    "added_tokens": ["object"],
+    "normalizer": "object|null",
+    "pre_tokenizer": "object|null",
+    "post_processor": "object|null",
+    "decoder": "object|null",
+    "model": {"type": "string"},
+}
 
 
 def existing_file(path: str | Path) -> Path:

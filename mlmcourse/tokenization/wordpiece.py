@@ -29,6 +29,7 @@ from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_trainin
 from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
 from mlmcourse.tokenization.files import (
     FIX_TOKENIZER,
+    HF_TOKENIZER_KEYS,
     existing_file,
     guess_lowercase,
     read_vocab_txt,
@@ -180,6 +181,7 @@ class WordPieceTokenizer(BaseTokenizer):
             raise ValueError(
                 f"{path} holds a {kind!r} model; expected a WordPiece (BERT) tokenizer"
             )
+        check_keys(data, HF_TOKENIZER_KEYS, str(path), fix=FIX_TOKENIZER)
         with reading(path, "a 🤗 tokenizers tokenizer.json"):  # its other keys: the library's
             return cls(Tokenizer.from_file(str(path)))
 

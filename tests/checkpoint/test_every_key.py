@@ -248,6 +248,26 @@ def test_every_key_of_a_word_level_tokenizer_json(tmp_path):
         accepted_or_named(lambda: load_tokenizer(path), "tokenizer.json", keys, optional=optional)
 
 
+def test_every_top_level_key_of_a_wordpiece_tokenizer_json(tmp_path):
+    """🤗 tokenizers reads a tokenizer.json without "normalizer" or "post_processor" as one
+    that has no such step (no lowercasing, no [CLS] and [SEP]): a lost key must be refused."""
+    from mlmcourse.tokenization import WordPieceTokenizer
+    from mlmcourse.tokenization.files import HF_TOKENIZER_KEYS
+
+    trained = WordPieceTokenizer.train(["the cat sat", "a dog ran"] * 20, vocab_size=60)
+    trained.save(tmp_path / "good.json")
+    data = json.loads((tmp_path / "good.json").read_text())
+    assert set(data) == set(HF_TOKENIZER_KEYS)  # the schema lists what the library writes
+    path = tmp_path / "tokenizer.json"
+    for key in data:
+        _write_json(path, {k: v for k, v in data.items() if k != key})
+        accepted_or_named(lambda: load_tokenizer(path), "tokenizer.json", (key,), optional=False)
+        for wrong in ("text", 7, True) if key != "version" else (7, [1]):
+            _write_json(path, {**data, key: wrong})
+            error = clear_error(load_tokenizer, path)
+            assert "tokenizer.json" in str(error) and key in str(error), (key, str(error))
+
+
 # --- whole files: empty, another top-level type, truncated, garbage ---------------------------
 
 JSON_FILES = ["config.json", "trainer_state.json", "tokenizer.json"]
