@@ -5,6 +5,8 @@
   MiniLM (or a checkpoint) on your text files;
 - :mod:`~mlmcourse.cli.ner`: ``ner-train``, a NER tagger fine-tuned on your CoNLL files, and
   ``tag``, its entities in raw text as JSON lines;
+- :mod:`~mlmcourse.cli.fill_mask`: ``fill-mask``, the top words for each ``[MASK]`` of your
+  lines, from the world model, a checkpoint folder or a Hugging Face model;
 - :mod:`~mlmcourse.cli.common`: what they share: one line per mistake, the exit codes.
 
 Each command calls the same functions as the chapters, so the CLI and the book cannot drift.
@@ -16,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mlmcourse.cli import continued, ner, pretrain
+from mlmcourse.cli import continued, fill_mask, ner, pretrain
 from mlmcourse.cli.common import OneLineParser
 
 __all__ = ["build_parser", "main"]
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="mlmcourse: masked language modeling from scratch.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (pretrain, continued, ner):
+    for command in (pretrain, continued, ner, fill_mask):
         command.add_parser(commands)
     return parser
 

@@ -17,8 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from mlmcourse.checkpoint import CONFIG_NAME
 from mlmcourse.training import TrainingInterrupted
-from mlmcourse.utils.checks import ConfigError, FileFormatError
+from mlmcourse.utils.checks import ConfigError, FileFormatError, read_json
 
 
 class UsageError(ValueError):
@@ -75,6 +76,13 @@ def guarded(
         ours = isinstance(exc, CLEAR_ERRORS + clear)
         error(command, exc if ours else f"{exc} (set MLMCOURSE_DEBUG=1 to see the traceback)")
         return 2
+
+
+def is_course_checkpoint(directory: Path) -> bool:
+    """Whether a folder is a checkpoint of this course rather than a Hugging Face model folder:
+    only ours has ``is_causal`` in its ``config.json`` (both have ``is_decoder``)."""
+    config = directory / CONFIG_NAME
+    return config.is_file() and "is_causal" in read_json(config, "a model config")
 
 
 def report_interrupted_run(

@@ -24,6 +24,7 @@ from mlmcourse.cli.common import (
     UsageError,
     add_numbers,
     guarded,
+    is_course_checkpoint,
     non_negative_int,
     positive_float,
     positive_int,
@@ -38,7 +39,7 @@ from mlmcourse.tasks.ner import (
     new_tagger,
     predict_entities,
 )
-from mlmcourse.utils.checks import read_json, read_text
+from mlmcourse.utils.checks import read_text
 
 # What --sep accepts besides a literal separator.
 SEPARATORS = {"whitespace": None, "tab": "\t", "\\t": "\t", "space": " "}
@@ -236,7 +237,7 @@ def load_encoder(source: str) -> tuple[nn.Module, Any, str]:
             f"--model {source} {problem}; give minilm, a Hugging Face BERT folder or a "
             f"checkpoint folder of this course"
         )
-    if "is_causal" in read_json(directory / "config.json", "a model config"):
+    if is_course_checkpoint(directory):
         loaded = load_checkpoint(directory)
         encoder, tokenizer = getattr(loaded.model, "bert", loaded.model), loaded.tokenizer
         what = f"the encoder of {directory}"
