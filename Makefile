@@ -16,6 +16,10 @@ DIST := dist
 # like the download cache (wnut17/, wikitext-2/). CI has one beside the clone; users may set it.
 SHARED_DATA := $(abspath ../shared/data)
 export MLMCOURSE_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+# The Hugging Face Hub, offline: the chapters' real-model cells (bert-base-uncased, a CoNLL-2003
+# tagger, an SST-2 classifier, a SQuAD reader) run in Colab and say in one line that they
+# skipped here, so the book, CI and every workflow test what no download can change.
+export HF_HUB_OFFLINE ?= 1
 # The wheel, built once (make dist): the chapters run from it and the packaging tests read it.
 export MLMCOURSE_DIST := $(abspath $(DIST))
 PACKAGE_SOURCES := pyproject.toml README.md $(shell find mlmcourse -type f -not -name '*.pyc' -not -path '*/__pycache__/*')

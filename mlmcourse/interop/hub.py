@@ -116,6 +116,7 @@ def _huggingface_hub(name: str) -> ModuleType:
     """``huggingface_hub``, or one line that says how to install it."""
     try:
         import huggingface_hub
+        import huggingface_hub.constants  # a lazy submodule: not loaded by the import above
     except ImportError:
         raise HubUnavailableError(
             f"loading {name or 'a checkpoint'} from the Hugging Face Hub needs huggingface_hub: "

@@ -353,3 +353,22 @@ def test_the_chapters_checkpoints_name_a_task_and_a_revision_or_main():
         assert name == checkpoint.repo_id and checkpoint.repo_id.count("/") == 1
         assert checkpoint.task in TASKS
         assert checkpoint.revision is None or checkpoint.revision.startswith("refs/pr/")
+
+
+def test_a_fresh_interpreter_skips_in_one_line_offline(tmp_path):
+    """As in a learner's kernel: nothing imported before (huggingface_hub's submodules load
+    lazily), the Hub offline and the model not cached: one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from mlmcourse.interop import pretrained_or_skip\n"
+        "print(pretrained_or_skip('google-bert/bert-base-uncased', 'a test') is None)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HOME", "HF_HUB_CACHE")}
+    env |= {"HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == "True" and lines[0].startswith("Skipped a test: ") and len(lines) == 2
