@@ -47,13 +47,12 @@ from mlmcourse.utils.checks import (
     ConfigError,
     FileFormatError,
     WrongTypeError,
-    check_keys,
     check_path_exists,
     read_json,
     reading,
-    shape_of,
 )
 from mlmcourse.utils.runtime import rng_state, set_rng_state
+from mlmcourse.utils.schema import check_keys, shape_of
 
 __all__ = [
     "CONFIG_NAME",
@@ -90,7 +89,7 @@ METADATA_KEYS = ("architectures", FINGERPRINT_KEY, *HF_KEYS)
 # The keys a head adds (its head_config()), as transformers names them: a classifier's labels.
 HEAD_KEYS = ("num_labels", "id2label", "label2id", "classifier_dropout")
 
-# The keys of each file and their types (see mlmcourse.utils.checks.check_keys; ``?``: may be
+# The keys of each file and their types (see mlmcourse.utils.schema.check_keys; ``?``: may be
 # missing). In config.json, the ARCHITECTURE_KEYS of EncoderConfig are required (without them
 # the weights would be read into another model; encoder_config checks them, EncoderConfig the
 # types of its fields); every other field takes its default (older checkpoints lack the newer

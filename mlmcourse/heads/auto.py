@@ -35,7 +35,8 @@ from mlmcourse.heads.question_answering import BertForQuestionAnswering
 from mlmcourse.heads.sequence_classification import BertForSequenceClassification
 from mlmcourse.heads.token_classification import BertForTokenClassification
 from mlmcourse.model import BertModel
-from mlmcourse.utils.checks import FileFormatError, check_keys
+from mlmcourse.utils.checks import FileFormatError
+from mlmcourse.utils.schema import check_keys
 
 __all__ = ["MODEL_FOR_ARCHITECTURE", "Checkpoint", "load_checkpoint", "model_from_config"]
 

@@ -9,7 +9,7 @@ from mlmcourse.tokenization.encoding import SPECIAL_TOKENS
 from mlmcourse.utils.checks import FileFormatError, read_json, read_text
 
 # What to do about a damaged tokenizer file, and the keys of the word-level tokenizer's file
-# (see mlmcourse.utils.checks.check_keys; the vocabulary's entries are data, not keys).
+# (see mlmcourse.utils.schema.check_keys; the vocabulary's entries are data, not keys).
 FIX_TOKENIZER = (
     "put back the tokenizer file the model was saved with (a checkpoint's tokenizer.json), or "
     "save the tokenizer again with tokenizer.save(path)"

@@ -8,7 +8,8 @@ from mlmcourse.tokenization.base import BaseTokenizer
 from mlmcourse.tokenization.files import FIX_TOKENIZER, WORD_LEVEL_KEYS, existing_file
 from mlmcourse.tokenization.word_level import WORD_LEVEL_FORMAT, WordLevelTokenizer
 from mlmcourse.tokenization.wordpiece import WordPieceTokenizer
-from mlmcourse.utils.checks import FileFormatError, check_keys, read_json, reading
+from mlmcourse.utils.checks import FileFormatError, read_json, reading
+from mlmcourse.utils.schema import check_keys
 
 
 def load_tokenizer(path: str | Path) -> BaseTokenizer:

@@ -35,7 +35,8 @@ from mlmcourse.tokenization.files import (
     read_vocab_txt,
 )
 from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
-from mlmcourse.utils.checks import check_int, check_keys, read_json, reading
+from mlmcourse.utils.checks import check_int, read_json, reading
+from mlmcourse.utils.schema import check_keys
 
 _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 

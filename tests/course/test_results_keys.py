@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mlmcourse.course.results import available_results, read_results
-from mlmcourse.utils.checks import shape_of
+from mlmcourse.utils.schema import shape_of
 from tests.clear_errors import clear_error
 from tests.file_keys import (
     TOP_LEVEL,

@@ -20,7 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mlmcourse.utils.checks import check_keys, read_json, shape_of
+from mlmcourse.utils.checks import read_json
+from mlmcourse.utils.schema import check_keys, shape_of
 
 __all__ = [
     "available_results",
