@@ -8,23 +8,23 @@ pins that cell equal to the package. :func:`teaching_namespace` executes the tag
 
 from __future__ import annotations
 
-import re
+import sys
 from pathlib import Path
 from typing import Any
 
-BOOK = Path(__file__).resolve().parents[1] / "book"
-CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<body>.*?)^```\s*$", re.S | re.M)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from count_checks import cells  # noqa: E402 - the one reader of a chapter's code cells
 
 
 def teaching_cells(chapter: str) -> list[str]:
     """The source of each code cell of ``book/<chapter>.md`` tagged ``teaching``."""
-    cells = []
-    for match in CELL.finditer((BOOK / f"{chapter}.md").read_text(encoding="utf-8")):
-        lines = match["body"].split("\n")
-        options = [line for line in lines if line.startswith(":")]
-        if any(re.match(r":tags: \[.*\bteaching\b.*\]", line) for line in options):
-            cells.append("\n".join(line for line in lines if not line.startswith(":tags:")))
-    return cells
+    text = (ROOT / "book" / f"{chapter}.md").read_text(encoding="utf-8")
+    return [
+        "\n".join(line for line in body.split("\n") if not line.startswith(":tags:"))
+        for tags, body in cells(text)
+        if "teaching" in tags
+    ]
 
 
 def teaching_namespace(chapter: str) -> dict[str, Any]:
