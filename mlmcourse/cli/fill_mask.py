@@ -158,8 +158,8 @@ def load_masked_lm(source: str) -> tuple[BertForMaskedLM, Any]:
         )
     if loaded.tokenizer is None:
         raise FileNotFoundError(
-            f"--model {source} has no tokenizer this package reads (a WordPiece or word-level "
-            f"tokenizer.json, or vocab.txt); the text must be read with the model's own one"
+            f"--model {source} has no tokenizer (a tokenizer.json or a vocab.txt beside the "
+            f"weights); the text must be read with the model's own one"
         )
     return model, loaded.tokenizer
 
@@ -220,7 +220,7 @@ def candidates_text(predictions: list[Any], mask: str = "[MASK]") -> str:
     lines = []
     for number, candidates in enumerate(per_mask, start=1):
         label = mask if len(per_mask) == 1 else f"{mask} {number}"
-        words = " | ".join(f"{c['token_str']} {c['score']:.2f}" for c in candidates)
+        words = " | ".join(f"{c['token_str'].strip()} {c['score']:.2f}" for c in candidates)
         lines.append(f"  {label}: {words}")
     return "\n".join(lines)
 

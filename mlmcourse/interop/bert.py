@@ -22,7 +22,6 @@ loads into a model built with the pooler, so nothing in the file is dropped.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -189,29 +188,27 @@ def load_bert(
 
 
 def hf_tokenizer(directory: Path, vocab_size: int, where: str) -> Any:
-    """The WordPiece tokenizer of a model folder (``tokenizer.json`` or ``vocab.txt``), or
-    ``None`` when it has none; refused if it has ids past the model's ``vocab_size`` rows.
+    """The tokenizer of a model folder (``tokenizer.json`` or ``vocab.txt``), or ``None`` when
+    it has none; refused if it has ids past the model's ``vocab_size`` rows.
 
-    Another kind of ``tokenizer.json`` (ModernBERT's byte-level BPE) is not read by
-    :mod:`mlmcourse.tokenization`: ``None`` then, with a warning saying so.
+    A WordPiece one (BERT's) is read by :func:`mlmcourse.tokenization.load_tokenizer`; another
+    kind of ``tokenizer.json`` (ModernBERT's byte-level BPE, RoBERTa's) by
+    :class:`~mlmcourse.tokenization.HFTokenizer`.
     """
-    from mlmcourse.tokenization import load_tokenizer
+    from mlmcourse.tokenization import HFTokenizer, load_tokenizer
 
     json_path = directory / "tokenizer.json"
+    kind = None
     if json_path.is_file():
         model = read_json(json_path, "a tokenizer file").get("model")
         kind = model.get("type") if isinstance(model, dict) else None
-        if kind not in (None, "WordPiece"):  # a damaged file is left to load_tokenizer
-            warnings.warn(
-                f"{json_path} is a {kind} tokenizer, which mlmcourse.tokenization does not read: "
-                f"the tokenizer is None (tokenizers.Tokenizer.from_file reads it)",
-                stacklevel=3,
-            )
-            return None
     elif not (directory / "vocab.txt").is_file():
         return None
     with reading(directory, "a tokenizer (tokenizer.json or vocab.txt)"):
-        tokenizer = load_tokenizer(directory)
+        if kind in (None, "WordPiece"):  # a damaged file is left to load_tokenizer
+            tokenizer = load_tokenizer(directory)
+        else:
+            tokenizer = HFTokenizer.from_file(json_path)
     check_vocab_fits(tokenizer, vocab_size, where)
     return tokenizer
 

@@ -104,7 +104,8 @@ _MODERNBERT_HEAD = (  # (ModernBERT's name, ours)
 
 class Pretrained(NamedTuple):
     """What :func:`from_pretrained` returns: the model (eval mode), its tokenizer (``None``
-    when the folder has none this package reads), ``config.json`` as read, and the folder."""
+    when the folder has none; see :func:`~mlmcourse.interop.bert.hf_tokenizer`),
+    ``config.json`` as read, and the folder."""
 
     model: nn.Module
     tokenizer: Any

@@ -67,7 +67,11 @@ def fill_mask(
     per mask when there are several). The input is used as written: it is never masked again
     (re-masking at inference hides words the model should see, a seed bug). Dropout is off
     (eval mode) while predicting, and the model's mode is restored after. Special tokens are
-    never proposed; ``score`` is the softmax probability over the whole vocabulary.
+    never proposed, nor ids past the tokenizer's vocabulary (an embedding matrix padded to a
+    round size has rows no token owns); ``score`` is the softmax probability over them all.
+    ``token_str`` is the candidate decoded alone, as the pipeline shows it: the token itself
+    for WordPiece (``"##s"`` too), with its space for byte-level BPE (``"Ġparis"`` is
+    ``" paris"``).
     """
     top_k = check_positive_int(top_k, "top_k")
     ids, positions = _encode_masked(tokenizer, text)
@@ -82,6 +86,7 @@ def fill_mask(
         + (tokenizer.mask_token_id,)
         if i is not None and i < probs.shape[-1]
     ]
+    never += range(tokenizer.vocab_size, probs.shape[-1])  # rows no token has (ModernBERT pads)
     ranked = probs.clone()
     ranked[:, never] = -1.0
     k = min(top_k, probs.shape[-1] - len(never))
@@ -93,7 +98,7 @@ def fill_mask(
                 {
                     "score": float(probs[row, t]),
                     "token": t,
-                    "token_str": tokenizer.convert_ids_to_tokens([t])[0],
+                    "token_str": tokenizer.decode([t], skip_special_tokens=False),
                     "sequence": _sequence(tokenizer, ids, position, t),
                 }
                 for t in top
@@ -123,8 +128,9 @@ def probe_accuracy(
 ) -> tuple[float, list[dict[str, Any]]]:
     """Top-1 accuracy of ``best(text)`` (a prediction dict) against each probe's ``answer``.
 
-    One row per probe (text, answer, prediction, score, correct), case-insensitive, so a
-    chapter can show what the model got wrong; ``what`` names the caller in the error.
+    One row per probe (text, answer, prediction, score, correct), case-insensitive and
+    ignoring the space a byte-level BPE token carries (``" paris"``), so a chapter can show
+    what the model got wrong; ``what`` names the caller in the error.
     """
     if not probes:
         raise ValueError(f"{what} needs at least one probe")
@@ -137,7 +143,8 @@ def probe_accuracy(
                 "answer": probe.answer,
                 "prediction": prediction["token_str"],
                 "score": prediction["score"],
-                "correct": prediction["token_str"].lower() == str(probe.answer).lower(),
+                "correct": prediction["token_str"].strip().lower()
+                == str(probe.answer).strip().lower(),
             }
         )
     return sum(r["correct"] for r in rows) / len(rows), rows

@@ -23,11 +23,14 @@ One idea a module, in the order the chapter meets them:
 - ``wordpiece_training``: learning WordPiece pieces, a naive loop and the fast one we ship;
 - ``wordpiece``: :class:`WordPieceTokenizer` on 🤗 ``tokenizers``;
 - ``files`` and ``loading``: reading tokenizer files, :func:`load_tokenizer`;
+- ``hf_tokenizer``: :class:`HFTokenizer`, any other 🤗 ``tokenizer.json`` (ModernBERT's
+  byte-level BPE, RoBERTa's) behind the same interface, for real checkpoints;
 - ``stats``: :class:`TokenizationStats`, what a tokenizer does to a corpus.
 """
 
 from mlmcourse.tokenization.base import BaseTokenizer, truncation_lengths
 from mlmcourse.tokenization.encoding import SPECIAL_TOKENS, BatchEncoding, Encoding
+from mlmcourse.tokenization.hf_tokenizer import HFTokenizer
 from mlmcourse.tokenization.loading import load_tokenizer
 from mlmcourse.tokenization.stats import (
     TokenizationStats,
@@ -53,6 +56,7 @@ __all__ = [
     "BaseTokenizer",
     "BatchEncoding",
     "Encoding",
+    "HFTokenizer",
     "WordLevelTokenizer",
     "WordPieceTokenizer",
     "build_vocab",

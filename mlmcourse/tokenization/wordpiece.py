@@ -26,7 +26,7 @@ from tokenizers import (
 )
 
 from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
-from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding
+from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding, from_library
 from mlmcourse.tokenization.files import (
     FIX_TOKENIZER,
     HF_TOKENIZER_KEYS,
@@ -210,18 +210,11 @@ class WordPieceTokenizer(BaseTokenizer):
 
     def _post_process(self, first: Any, second: Any | None) -> Encoding:
         e = self.backend_tokenizer.post_process(first, second, add_special_tokens=True)
-        return Encoding(
-            ids=list(e.ids),
-            tokens=list(e.tokens),
-            type_ids=list(e.type_ids),
-            special_tokens_mask=list(e.special_tokens_mask),
-            word_ids=list(e.word_ids),
-            offsets=[tuple(o) for o in e.offsets],
-            # post_process of separately encoded texts loses the library's own sequence ids
-            sequence_ids=[
-                None if s else t for s, t in zip(e.special_tokens_mask, e.type_ids, strict=True)
-            ],
-        )
+        # post_process of separately encoded texts loses the library's own sequence ids
+        sequence = [
+            None if s else t for s, t in zip(e.special_tokens_mask, e.type_ids, strict=True)
+        ]
+        return from_library(e, sequence)
 
     def _num_special_tokens_to_add(self, pair: bool) -> int:
         return self.backend_tokenizer.num_special_tokens_to_add(pair)

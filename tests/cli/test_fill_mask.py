@@ -155,6 +155,23 @@ def test_a_hugging_face_folder(hf_tokenizer, tmp_path, monkeypatch, capsys):
     ]
 
 
+def test_a_hugging_face_folder_without_a_tokenizer_is_one_line(tmp_path, monkeypatch, capsys):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(
+        vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=48, max_position_embeddings=32,
+    )  # fmt: skip
+    folder = tmp_path / "weights-only"
+    transformers.BertForMaskedLM(config).save_pretrained(folder, safe_serialization=True)
+    capsys.readouterr()  # transformers' progress bar
+    code, lines, err = _fill(["--model", str(folder)], capsys, "a [MASK] .", monkeypatch)
+    assert code == 2 and lines == []
+    assert err == [
+        f"mlmcourse fill-mask: error: --model {folder} has no tokenizer (a tokenizer.json or a "
+        "vocab.txt beside the weights); the text must be read with the model's own one"
+    ]
+
+
 def test_a_line_without_mask_is_reported_and_the_others_are_filled(facts, tmp_path, capsys):
     path = tmp_path / "lines.txt"
     path.write_text(f"{facts[0].text}\nno mask here\n{facts[1].text}\n", encoding="utf-8")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tokenizers import Tokenizer
 
 from mlmcourse.checkpoint import WeightsMismatchError
 from mlmcourse.heads import (
@@ -28,8 +29,18 @@ from mlmcourse.heads import (
 from mlmcourse.interop import CHECKPOINTS, HubUnavailableError, from_pretrained, pretrained_or_skip
 from mlmcourse.interop.pretrained import TASKS
 from mlmcourse.model import BertModel
+from mlmcourse.tasks.fill_mask import fill_mask
+from mlmcourse.tokenization import HFTokenizer
 from mlmcourse.utils.checks import ConfigError
 from tests.tiny import tokenizer_fixture
+from tests.tokenization.bpe_files import (
+    MODERNBERT_CONFIG,
+    ROBERTA_CONFIG,
+    TEXTS,
+    modernbert_like,
+    roberta_like,
+    save_tokenizer,
+)
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("huggingface_hub")
@@ -335,17 +346,68 @@ def test_the_task_is_the_architecture_s_unless_it_takes_the_encoder(hub, tmp_pat
         from_pretrained(tmp_path / "nowhere")
 
 
-def test_a_byte_level_bpe_tokenizer_is_left_out_with_a_warning(hub, tmp_path):
-    from tokenizers import Tokenizer, models
+# ---------------------------------------------------- ModernBERT's own kind of tokenizer
+BPE_TOKENIZERS = {
+    "modernbert": (modernbert_like, MODERNBERT_CONFIG),
+    "roberta": (roberta_like, ROBERTA_CONFIG),
+}
+FILL_TEXTS = [
+    "The capital of France is [MASK].",
+    "Paris is a [MASK] in France, and Rome is in Italy.",
+]
 
-    folder = tmp_path / "modernbert"
-    shutil.copytree(hub["modernbert"], folder)
-    Tokenizer(models.BPE(vocab={"[UNK]": 0, "a": 1}, merges=[])).save(
-        str(folder / "tokenizer.json")
-    )
-    with pytest.warns(UserWarning, match="is a BPE tokenizer, which mlmcourse.tokenization"):
-        loaded = from_pretrained(folder)
-    assert loaded.tokenizer is None and type(loaded.model) is BertForMaskedLM
+
+@pytest.fixture(scope="module")
+def bpe_saved(saved):
+    """A tiny random ModernBERT saved with a byte-level BPE tokenizer (ModernBERT's, or one
+    like RoBERTa's) and the tokenizer_config.json transformers reads, in the test Hub cache."""
+    root = saved[1].parent
+    snapshots = {}
+    for kind, (build, config) in BPE_TOKENIZERS.items():
+        tokenizer, files = build(), root / f"bpe-{kind}"
+        ids = {
+            role: tokenizer.token_to_id(config[f"{role}_token"]) for role in ("pad", "cls", "sep")
+        }
+        model = random_model(
+            "ModernBertForMaskedLM", vocab_size=tokenizer.get_vocab_size(),
+            max_position_embeddings=64, pad_token_id=ids["pad"], cls_token_id=ids["cls"],
+            sep_token_id=ids["sep"], bos_token_id=ids["cls"], eos_token_id=ids["sep"],
+        )  # fmt: skip
+        model.save_pretrained(files, safe_serialization=True)
+        save_tokenizer(tokenizer, files, config)
+        snapshots[kind] = put_in_cache(saved[1], f"course-tests/modernbert-{kind}-bpe", files)
+    return snapshots
+
+
+@pytest.mark.parametrize("kind", list(BPE_TOKENIZERS))
+def test_a_byte_level_bpe_tokenizer_loads_and_fills_masks_as_the_pipeline(hub, bpe_saved, kind):
+    loaded = from_pretrained(f"course-tests/modernbert-{kind}-bpe")
+    assert type(loaded.tokenizer) is HFTokenizer and type(loaded.model) is BertForMaskedLM
+    library = Tokenizer.from_file(str(bpe_saved[kind] / "tokenizer.json"))
+    reference = transformers.AutoTokenizer.from_pretrained(bpe_saved[kind])
+    for text in TEXTS:
+        assert loaded.tokenizer.encode(text).ids == library.encode(text).ids
+        assert loaded.tokenizer.encode(text).ids == reference(text)["input_ids"]
+    pipeline = transformers.pipeline("fill-mask", model=str(bpe_saved[kind]), device="cpu")
+    mask = loaded.tokenizer.mask_token
+    never = {reference.pad_token_id, reference.cls_token_id, reference.sep_token_id,
+             reference.mask_token_id}  # fmt: skip
+    for text in [*FILL_TEXTS, f"{mask} is the capital of {mask}."]:
+        text = text.replace("[MASK]", mask)
+        ours = per_mask(fill_mask(loaded.model, loaded.tokenizer, text, top_k=5))
+        theirs = per_mask(pipeline(text, top_k=5 + len(never)))  # it may propose specials
+        for got, want in zip(ours, theirs, strict=True):
+            want = [w for w in want if w["token"] not in never][:5]
+            assert [g["token"] for g in got] == [w["token"] for w in want]
+            assert [g["token_str"] for g in got] == [w["token_str"] for w in want]
+            assert all(abs(g["score"] - w["score"]) < 1e-5 for g, w in zip(got, want, strict=True))
+            if len(ours) == 1:  # with several masks the pipeline keeps [CLS] in its sequences
+                assert [g["sequence"] for g in got] == [w["sequence"] for w in want]
+
+
+def per_mask(predictions: list) -> list[list[dict]]:
+    """One list of candidates per mask (both give a flat list when there is one mask)."""
+    return predictions if isinstance(predictions[0], list) else [predictions]
 
 
 def test_the_chapters_checkpoints_name_a_task_and_a_revision_or_main():

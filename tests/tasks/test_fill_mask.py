@@ -40,6 +40,20 @@ def test_one_mask_gives_the_pipeline_format(model, tokenizer):
         assert c["token"] not in (tokenizer.mask_token_id, tokenizer.pad_token_id)
 
 
+def test_rows_past_the_tokenizers_vocabulary_are_never_proposed(tokenizer):
+    # ModernBERT-base pads its embedding matrix past its tokenizer's ids: such a row has no
+    # token to show, so it is never a candidate (its probability still counts in the softmax)
+    torch.manual_seed(0)
+    rows = tokenizer.vocab_size + 6
+    model = BertForMaskedLM(tiny_encoder_config(vocab_size=rows)).eval()
+    with torch.no_grad():
+        model.cls.predictions.bias[tokenizer.vocab_size :] = 50.0  # the likeliest rows
+    out = fill_mask(model, tokenizer, "Tival is the capital of [MASK] .", top_k=rows)
+    assert len(out) == tokenizer.vocab_size - 4  # every token but [PAD], [CLS], [SEP], [MASK]
+    assert max(c["token"] for c in out) < tokenizer.vocab_size
+    assert sum(c["score"] for c in out) < 1e-6  # the padded rows took the probability
+
+
 def test_several_masks_give_one_list_each_and_keep_the_other_mask(model, tokenizer):
     out = fill_mask(model, tokenizer, "[MASK] is the capital of [MASK] .", top_k=2)
     assert len(out) == 2 and all(len(candidates) == 2 for candidates in out)
