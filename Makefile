@@ -83,10 +83,15 @@ chapter: venv dist
 	@test -n "$(NAME)" || { echo "usage: make chapter NAME=masking"; exit 2; }
 	$(PY) scripts/test_notebooks.py --wheel $(DIST)/mlmcourse-*.whl --only $(NAME)
 
-# The static book loads MathJax from here instead of a CDN
+# The static book loads MathJax and ONNX Runtime Web from here instead of a CDN
 # (fetched from the npm registry, sha256-checked; no npm needed).
 $(WIDGETS_JS)/.fetched: scripts/fetch_book_js.py
 	$(PY) scripts/fetch_book_js.py $(WIDGETS_JS) && touch $@
+
+# The world model and its NER tagger, exported to ONNX for the pages that run them
+# (mlmcourse/viz/in_page.py), with the vocabulary and labels their script reads.
+$(WIDGETS_JS)/live/.exported: scripts/export_page_models.py $(VENV)/.installed $(PACKAGE_SOURCES)
+	$(PY) scripts/export_page_models.py $(WIDGETS_JS) && touch $@
 
 # Every chapter's cached outputs are current: the book build that follows executes none.
 book-current: venv
@@ -94,7 +99,7 @@ book-current: venv
 
 # Stale chapters (none after `make chapters`) are executed by the build, and every reference
 # solution must pass while they are.
-book: venv $(WIDGETS_JS)/.fetched
+book: venv $(WIDGETS_JS)/.fetched $(WIDGETS_JS)/live/.exported
 	$(PY) scripts/book_cache.py prune
 	@$(call timed,book,MLMCOURSE_STRICT_EXERCISES=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going)
 	$(PY) scripts/book_cache.py stamp

@@ -1,6 +1,8 @@
 """Fetch the JavaScript the static book serves itself, from the npm registry, checked by sha256.
 
-The book draws its formulas with MathJax (the script and its fonts), served from
+The book draws its formulas with MathJax (the script and its fonts) and runs the world model
+in its "type your own sentence" boxes with ONNX Runtime Web (the WebAssembly build: its script,
+its module and its ``.wasm``; see ``mlmcourse/viz/in_page.py``), all served from
 ``_widgets_js/`` (copied into the site's ``_static/``) instead of a CDN, so pages work offline
 and show no loading errors. (The book used to load the ipywidgets scripts from here too; its
 explorers now carry precomputed views instead, see ``mlmcourse/viz/static.py``.) Third-party code is not
@@ -27,6 +29,15 @@ FILES = [
         {
             "package/es5/tex-mml-chtml.js": "mathjax/tex-mml-chtml.js",
             "package/es5/output/chtml/fonts/woff-v2/": "mathjax/output/chtml/fonts/woff-v2/",
+        },
+    ),
+    (  # mlmcourse/viz/in_page.py's PAGE_FILES["runtime"]; the module and .wasm load from beside it
+        "onnxruntime-web/-/onnxruntime-web-1.30.0.tgz",
+        "d2228df7e4616bc3348bf504ee888f3bec43789a273f0a63f3e68d203ce3bf71",
+        {
+            "package/dist/ort.wasm.min.js": "ort/ort.wasm.min.js",
+            "package/dist/ort-wasm-simd-threaded.mjs": "ort/ort-wasm-simd-threaded.mjs",
+            "package/dist/ort-wasm-simd-threaded.wasm": "ort/ort-wasm-simd-threaded.wasm",
         },
     ),
 ]

@@ -71,6 +71,28 @@ def world_tokenizer():
 
 
 @pytest.fixture(scope="session")
+def shipped_world():
+    """The shipped world model's checkpoint (read-only: shared)."""
+    from mlmcourse.checkpoint import shipped_checkpoint
+    from mlmcourse.heads import load_checkpoint
+
+    return load_checkpoint(shipped_checkpoint("world"))
+
+
+@pytest.fixture(scope="session")
+def world_tagger(shipped_world):
+    """A tagger on the shipped world encoder with the world labels and a seeded, untrained
+    classifier (read-only: shared)."""
+    from mlmcourse.data import WORLD_LABELS
+    from mlmcourse.heads import BertForTokenClassification
+
+    torch.manual_seed(0)
+    return BertForTokenClassification.from_encoder(
+        shipped_world.model, len(WORLD_LABELS), id2label=WORLD_LABELS
+    ).eval()
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory, world_tokenizer):
     """A saved checkpoint (step 3) of a seeded tiny MLM with the world tokenizer.
 

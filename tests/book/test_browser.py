@@ -138,6 +138,17 @@ def wait_ready(driver: object) -> None:
     WebDriverWait(driver, 20).until(ready)
 
 
+def wait_live(driver: object) -> list[str]:
+    """Until every in-page model box has answered (or given up); their states."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    script = "return Array.from(document.querySelectorAll('.mlm-live')).map(b => b.dataset.state)"
+    WebDriverWait(driver, 60).until(
+        lambda d: all(s not in ("loading", "busy") for s in d.execute_script(script))
+    )
+    return driver.execute_script(script)
+
+
 def check_view(driver: object, view: object) -> int:
     """Move every control of one view from the keyboard; each time, the view must show the
     state the page carries for the new setting. Returns the number of moves checked."""
@@ -300,7 +311,175 @@ def test_chapter_page_in_chromium(browser, server, page):
         moves.append(check_view(browser, view))
         assert moves[-1] > 0
         view.screenshot(str(SHOTS / f"{name}-view{k + 1}.png"))
+    live = wait_live(browser)
+    assert all(state == "ready" for state in live), f"{page}: in-page model boxes {live}"
     found = errors(browser)
-    report = {"page": page, "bytes": size, "views": len(views), "moves": moves, "errors": found}
+    report = {
+        "page": page, "bytes": size, "views": len(views), "moves": moves, "live": live,
+        "errors": found,
+    }  # fmt: skip
     (SHOTS / f"{name}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     assert found == [], f"{page}: console errors"
+
+
+# --- the world model in the page -------------------------------------------------------------
+# The in-page boxes (mlmcourse/viz/in_page.py) run the exported world model and tagger with
+# ONNX Runtime Web. Sentences generated here, on no page, are typed into them; what the page
+# shows must be what the Python models say (fill_mask, predict_entities). The seed is drawn
+# afresh each run and printed; MLMCOURSE_BROWSER_SEED=<seed> repeats a run.
+
+
+def live_pages(task: str) -> list[str]:
+    """The chapters whose built page has an in-page box for ``task``."""
+    return [
+        page
+        for page in chapter_pages()
+        if (BUILT / f"{page}.html").exists()
+        and f'class="mlm-live" id="mlmlive-{task}-' in (BUILT / f"{page}.html").read_text("utf-8")
+    ]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from mlmcourse.checkpoint import shipped_checkpoint
+    from mlmcourse.heads import load_checkpoint
+
+    world = load_checkpoint(shipped_checkpoint("world"))
+    tagger = load_checkpoint(shipped_checkpoint("world_ner"))
+    return world, tagger
+
+
+@pytest.fixture(scope="module")
+def rng():
+    import random
+
+    seed = int(os.environ.get("MLMCOURSE_BROWSER_SEED") or int.from_bytes(os.urandom(4), "big"))
+    print(f"sentences drawn with MLMCOURSE_BROWSER_SEED={seed}")
+    return random.Random(seed)
+
+
+def generated_sentences(rng, vocab: list[str], count: int, *, masks: bool) -> list[str]:
+    """Sentences of 3-14 vocabulary words, with one or two [MASK]s for fill-mask and,
+    sometimes, an invented word the model reads as [UNK]; the longest fit the model's 32 ids."""
+    words = [w for w in vocab if not w.startswith("[")]
+    sentences = []
+    for _ in range(count):
+        chosen = rng.choices(words, k=rng.randint(3, 14))
+        if rng.random() < 0.5:
+            name = rng.choice("ZKVQ") + "".join(rng.choices("aeiouxzrnlt", k=rng.randint(3, 7)))
+            chosen.insert(rng.randrange(len(chosen) + 1), name)
+        for _ in range(rng.randint(1, 2) if masks else 0):
+            chosen.insert(rng.randrange(len(chosen) + 1), "[MASK]")
+        sentences.append(" ".join(chosen))
+    return sentences
+
+
+def type_into(driver: object, box: object, text: str) -> None:
+    """Type ``text`` into the box as a reader does, and wait for the page's answer to it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("arguments[0].dataset.text = ''", box)
+    field = box.find_element(By.CSS_SELECTOR, "input.mlm-live-text")
+    field.clear()
+    field.send_keys(text)
+    WebDriverWait(driver, 30).until(
+        lambda d: (
+            d.execute_script(
+                "return arguments[0].dataset.text === arguments[1] && arguments[0].dataset.state",
+                box,
+                text,
+            )
+            in ("ready", "error")
+        )
+    )
+    assert box.get_attribute("data-state") == "ready", box.text
+
+
+def open_live_box(browser: object, server: str, task: str) -> object:
+    from selenium.webdriver.common.by import By
+
+    pages = live_pages(task)
+    if not pages:
+        _unavailable(f"no built chapter page has an in-page {task} box: run `make book` first")
+    browser.get(f"{server}/{pages[0]}.html")
+    assert set(wait_live(browser)) == {"ready"}
+    return browser.find_element(By.CSS_SELECTOR, f'.mlm-live[data-task="{task}"]')
+
+
+@pytest.mark.book
+def test_typed_sentences_get_the_python_world_models_top_5_in_the_page(
+    browser, server, shipped, rng
+):
+    from mlmcourse.tasks.fill_mask import fill_mask
+
+    world, _ = shipped
+    box = open_live_box(browser, server, "fill-mask")
+    vocab = sorted(world.tokenizer.get_vocab(), key=world.tokenizer.get_vocab().get)
+    everything = world.tokenizer.vocab_size - 4  # fill_mask never proposes four specials
+    for text in generated_sentences(rng, vocab, 10, masks=True):
+        type_into(browser, box, text)
+        shown = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('.mlm-live-mask')).map(m => "
+            "Array.from(m.querySelectorAll('.mlm-live-candidate')).map(c => "
+            "[c.dataset.token, parseFloat(c.dataset.score)]))",
+            box,
+        )
+        expected = fill_mask(world.model, world.tokenizer, text, top_k=everything)
+        expected = [expected] if isinstance(expected[0], dict) else expected
+        assert len(shown) == len(expected), text
+        for page_top, ranked in zip(shown, expected, strict=True):
+            probability = {c["token_str"]: c["score"] for c in ranked}
+            assert len(page_top) == 5, text
+            for rank, (token, score) in enumerate(page_top):
+                ours = ranked[rank]
+                # the same probability at each rank, the page's word scored as Python scores it,
+                # and the same word unless two probabilities are within 1e-4 (a tie to float32)
+                assert abs(score - ours["score"]) < 1e-4, (text, rank, token, ours)
+                assert abs(score - probability[token]) < 1e-4, (text, rank, token)
+                assert token == ours["token_str"] or abs(ours["score"] - probability[token]) < 1e-4
+    assert errors(browser) == []
+
+
+@pytest.mark.book
+def test_typed_sentences_get_the_python_taggers_entities_in_the_page(browser, server, shipped, rng):
+    from mlmcourse.tasks.ner import predict_entities, predict_tags
+
+    world, tagger = shipped
+    box = open_live_box(browser, server, "ner")
+    vocab = sorted(world.tokenizer.get_vocab(), key=world.tokenizer.get_vocab().get)
+    for text in generated_sentences(rng, vocab, 8, masks=False):
+        type_into(browser, box, text)
+        tags = browser.execute_script(
+            "var seen = {}; return Array.from(arguments[0].querySelectorAll('.mlm-live-tag'))"
+            ".filter(t => !(t.dataset.word in seen) && (seen[t.dataset.word] = 1))"
+            ".map(t => t.dataset.tag)",
+            box,
+        )  # each word's first piece
+        spans = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('.mlm-live-entity')).map(e => "
+            "[e.dataset.group, e.dataset.word, parseFloat(e.dataset.score)])",
+            box,
+        )
+        assert tags == predict_tags(tagger.model, world.tokenizer, [text.split()])[0], text
+        expected = predict_entities(tagger.model, world.tokenizer, text)
+        assert [(g, w) for g, w, _ in spans] == [(e["entity_group"], e["word"]) for e in expected]
+        for (_, _, score), entity in zip(spans, expected, strict=True):
+            assert abs(score - entity["score"]) < 1e-4, (text, entity)
+    assert errors(browser) == []
+
+
+@pytest.mark.book
+def test_a_page_opened_from_disk_says_how_to_serve_the_in_page_model(browser):
+    from selenium.webdriver.common.by import By
+
+    from mlmcourse.viz.in_page import FILE_MESSAGE
+
+    pages = live_pages("fill-mask")
+    if not pages:
+        _unavailable("no built chapter page has an in-page box: run `make book` first")
+    browser.get((BUILT / f"{pages[0]}.html").as_uri())
+    box = browser.find_element(By.CSS_SELECTOR, ".mlm-live")
+    assert box.get_attribute("data-state") == "unavailable"
+    assert box.find_element(By.CSS_SELECTOR, ".mlm-live-status").text == FILE_MESSAGE
+    assert not [e for e in errors(browser) if "/live/" in e or "/ort/" in e]

@@ -1,0 +1,87 @@
+"""A course model as one ONNX file, for the published book's page, where no Python runs.
+
+ONNX is a file format for a computation graph and its weights that runtimes other than PyTorch
+execute: ONNX Runtime Web runs it in a browser (WebAssembly), so a reader of the book types a
+sentence and the world model answers in the page itself. :func:`export_onnx` writes the
+*logits* of any of the course's heads for one sequence of token ids, with the sequence length
+left free; the page does the rest (tokenizer, softmax, ranking, decoding) in a few lines of
+script, as the Python pipelines do.
+
+The exporter is PyTorch's own (``torch.onnx.export``, which traces the model with
+``torch.export``); it needs the ``onnx`` and ``onnxscript`` packages
+(``pip install 'mlmcourse[onnx]'``), and ``onnxruntime`` runs the file in Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mlmcourse.utils.runtime import evaluating
+
+__all__ = ["export_onnx"]
+
+
+class _Logits(nn.Module):
+    """The head's logits for ``input_ids`` (1, T): what the page needs from the model.
+
+    A head returns an output dataclass, which the exporter cannot trace; every token is real
+    (one sentence, no padding), so the attention mask is all ones."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids, torch.ones_like(input_ids)).logits  # (1, T, V or L)
+
+
+def export_onnx(model: nn.Module, path: str | Path, *, example_ids: list[int]) -> Path:
+    """Write ``model``'s logits for ``input_ids`` of shape (1, T) to one ``.onnx`` file.
+
+    ``T`` may be anything from 2 (``[CLS] [SEP]``) to ``max_position_embeddings``;
+    ``example_ids`` (one tokenised sentence) is what the graph is traced with. The weights are
+    stored inside the file (no ``.onnx.data`` beside it), so the page fetches one file.
+    """
+    _check_export_packages()
+    limit = model.config.max_position_embeddings
+    if not 2 <= len(example_ids) <= limit:
+        raise ValueError(
+            f"example_ids must hold 2 to {limit} ids (the model's max_position_embeddings), "
+            f"got {len(example_ids)}"
+        )
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sequence = torch.export.Dim("sequence", min=2, max=limit)
+    inputs = (torch.tensor([example_ids], device=next(model.parameters()).device),)
+    # dropout off while tracing (the caller's mode is restored after); the exporter's progress
+    # lines and its internal deprecation warnings are not the caller's business
+    with evaluating(model), torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with contextlib.redirect_stdout(io.StringIO()):
+            program = torch.onnx.export(
+                _Logits(model).eval(),
+                inputs,
+                input_names=["input_ids"],
+                output_names=["logits"],
+                dynamic_shapes={"input_ids": {1: sequence}},
+                dynamo=True,
+            )
+    program.save(str(path), external_data=False)
+    return path
+
+
+def _check_export_packages() -> None:
+    """One line that says what to install, instead of an import error from inside torch."""
+    import importlib.util
+
+    missing = [name for name in ("onnx", "onnxscript") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ModuleNotFoundError(
+            f"exporting to ONNX needs {' and '.join(missing)}: pip install 'mlmcourse[onnx]'"
+        )
