@@ -34,6 +34,7 @@ from mlmcourse.cli.common import (
 from mlmcourse.heads import BertForMaskedLM, load_checkpoint
 from mlmcourse.interop import from_pretrained
 from mlmcourse.tasks.fill_mask import fill_mask
+from mlmcourse.tokenization.stats import unknown_words
 from mlmcourse.utils.checks import read_text
 
 COMMAND = "fill-mask"
@@ -228,15 +229,10 @@ def candidates_text(predictions: list[Any], mask: str = "[MASK]") -> str:
 def _note_unknown(where: str, text: str, tokenizer: Any, source: str) -> None:
     """A note on stderr naming the words the tokenizer read as ``[UNK]``: no error, but the
     model's guess cannot use them."""
-    encoding = tokenizer.encode(text)
-    unknown = [
-        text[start:end]
-        for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True)
-        if token == tokenizer.unk_token_id
-    ]
+    unknown = unknown_words(tokenizer, text)
     if not unknown:
         return
-    words = ", ".join(repr(word) for word in dict.fromkeys(unknown))
+    words = ", ".join(repr(word) for word in unknown)
     why = (
         "the world model knows only the small world's words"
         if source == WORLD

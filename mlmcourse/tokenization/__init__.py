@@ -25,7 +25,8 @@ One idea a module, in the order the chapter meets them:
 - ``files`` and ``loading``: reading tokenizer files, :func:`load_tokenizer`;
 - ``hf_tokenizer``: :class:`HFTokenizer`, any other 🤗 ``tokenizer.json`` (ModernBERT's
   byte-level BPE, RoBERTa's) behind the same interface, for real checkpoints;
-- ``stats``: :class:`TokenizationStats`, what a tokenizer does to a corpus.
+- ``stats``: :class:`TokenizationStats`, what a tokenizer does to a corpus; the words of a
+  text it reads as ``[UNK]`` (:func:`unknown_words`).
 """
 
 from mlmcourse.tokenization.base import BaseTokenizer, truncation_lengths
@@ -36,6 +37,7 @@ from mlmcourse.tokenization.stats import (
     TokenizationStats,
     stats_row,
     tokenization_stats,
+    unknown_words,
     wikitext2_comparison,
 )
 from mlmcourse.tokenization.word_level import (
@@ -68,6 +70,7 @@ __all__ = [
     "pre_tokenize",
     "stats_row",
     "tokenization_stats",
+    "unknown_words",
     "wikitext2_comparison",
     "truncation_lengths",
 ]

@@ -1,13 +1,15 @@
 """Measuring a tokenizer on a corpus: out-of-vocabulary words, tokens per word, sequence length.
 
 The numbers the chapter compares the word-level and WordPiece tokenizers by; any tokenizer with
-the shared interface can be measured.
+the shared interface can be measured. :func:`unknown_words` names the words of one text a
+tokenizer loses (the explorers and the fill-mask command say which they are).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mlmcourse.tokenization.base import BaseTokenizer, as_text_list
 from mlmcourse.tokenization.word_level import WordLevelTokenizer
@@ -101,3 +103,24 @@ def wikitext2_comparison(
     }
     rows = [stats_row("WikiText-2", name, t, test) for name, t in tokenizers.items()]
     return rows, len(train), len(test)
+
+
+def unknown_words(tokenizer: Any, text: str) -> list[str]:
+    """The words of ``text`` that ``tokenizer`` reads as its unknown token, once each, in order.
+
+    A word-level vocabulary (the world model's) has no entry for a word it never saw; WordPiece
+    spells almost any word in pieces, and only a word of characters it lacks (an emoji, say)
+    becomes ``[UNK]``; a byte-level BPE (ModernBERT's) has no unknown token at all. The model
+    sees the same vector for every such word, so an explorer should say which they are. A blank
+    text has none.
+    """
+    unk = tokenizer.unk_token_id
+    if unk is None or not text.strip():
+        return []
+    encoding = tokenizer.encode(text)
+    words = [
+        text[start:end]
+        for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True)
+        if token == unk and text[start:end] != tokenizer.unk_token  # not a typed [UNK]
+    ]
+    return list(dict.fromkeys(words))

@@ -5,6 +5,11 @@ guess) and one bar chart of the top-k candidates per mask; :func:`predictions_ta
 draws original / masked / predicted rows with right and wrong predictions coloured. Both take
 plain Python values, so they are tested without a browser; :func:`fill_mask_explorer` only
 wires a text box and a slider to them.
+
+Every explorer that reads the reader's own text says which of its words the model cannot see
+(:func:`~mlmcourse.tokenization.stats.unknown_words`, drawn by
+:func:`~mlmcourse.viz.html.unknown_words_html`) and, in one line instead of a traceback, why a
+text cannot be drawn (:func:`~mlmcourse.viz.html.message_html`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,15 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mlmcourse.viz.html import PALETTE, Chip, chips_html, legend_html
+from mlmcourse.tokenization.stats import unknown_words
+from mlmcourse.viz.html import (
+    PALETTE,
+    Chip,
+    chips_html,
+    legend_html,
+    message_html,
+    unknown_words_html,
+)
 
 __all__ = [
     "candidate_bars_html",
@@ -137,9 +150,11 @@ def fill_mask_state(model: Any, tokenizer: Any, text: str, top_k: int) -> str:
 
     try:
         predictions = fill_mask(model, tokenizer, text, top_k=top_k)
-        return fill_mask_html(tokenizer.encode(text).tokens, predictions)
+        drawn = fill_mask_html(tokenizer.encode(text).tokens, predictions)
     except ValueError as exc:  # e.g. no [MASK] yet: say so instead of failing
-        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        return message_html(str(exc))
+    note = unknown_words_html(unknown_words(tokenizer, text), unk_token=tokenizer.unk_token)
+    return note + drawn
 
 
 def text_and_top_k(texts: Sequence[str], top_k: int, *, owner: str) -> list[Any]:

@@ -10,7 +10,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Chip", "chips_html", "legend_html", "PALETTE"]
+__all__ = ["Chip", "chips_html", "legend_html", "message_html", "unknown_words_html", "PALETTE"]
 
 # Colour-blind-friendly pastels (Okabe-Ito hues, lightened) for backgrounds behind dark text.
 PALETTE = ["#cfe8f7", "#fde3b3", "#c8ecd9", "#f9d0e3", "#e2d9f3", "#f7f3b0", "#d9d9d9", "#fbd3c7"]
@@ -57,3 +57,21 @@ def legend_html(entries: Sequence[tuple[str, str]]) -> str:
         for label, c in entries
     )
     return f"<div>{items}</div>"
+
+
+def unknown_words_html(words: Sequence[str], *, unk_token: str = "[UNK]", why: str = "") -> str:
+    """One plain line naming the words read as ``unk_token`` (and ``why``, if given); none: ``""``."""
+    if not words:
+        return ""
+    listed = ", ".join(words)
+    reason = f" {why}" if why else ""
+    return (
+        '<div style="font-size:12px;color:#555;margin-bottom:4px">'
+        f"Not in the model's vocabulary (it reads {html.escape(unk_token)} there): "
+        f"{html.escape(listed)}.{html.escape(reason)}</div>"
+    )
+
+
+def message_html(message: str) -> str:
+    """Why there is nothing to draw, in one line (an explorer shows it instead of raising)."""
+    return f'<div style="color:#a00">{html.escape(message)}</div>'

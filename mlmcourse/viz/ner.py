@@ -12,7 +12,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mlmcourse.viz.html import PALETTE, legend_html
+from mlmcourse.tokenization.stats import unknown_words
+from mlmcourse.viz.html import PALETTE, legend_html, message_html, unknown_words_html
 
 __all__ = [
     "confusion_matrix",
@@ -111,6 +112,10 @@ def entities_html(
     return f"<div>{summary}{body}{legend}</div>"
 
 
+# An invented name is no word of the vocabulary: that is the point, so the note says so.
+NEW_NAMES = "A new name is meant to be unknown: the model judges it from its context."
+
+
 def ner_state(model: Any, tokenizer: Any, text: str, constrained: bool) -> str:
     """What the NER explorer shows for ``text``: :func:`entities_html`, or why it cannot."""
     from mlmcourse.tasks.ner import predict_entities
@@ -119,9 +124,11 @@ def ner_state(model: Any, tokenizer: Any, text: str, constrained: bool) -> str:
     types = _types_of_labels(id2label[i] for i in sorted(id2label))  # colours fixed per type
     try:
         entities = predict_entities(model, tokenizer, text, constrained=constrained)
-        return entities_html(text, entities, types=types)
+        drawn = entities_html(text, entities, types=types)
     except ValueError as exc:  # e.g. a text longer than the model takes: say so
-        return f'<div style="color:#a00">{html.escape(str(exc))}</div>'
+        return message_html(str(exc))
+    unknown = unknown_words(tokenizer, text)
+    return unknown_words_html(unknown, unk_token=tokenizer.unk_token, why=NEW_NAMES) + drawn
 
 
 def ner_view(model: Any, tokenizer: Any, texts: Sequence[str], *, constrained: bool = True) -> Any:

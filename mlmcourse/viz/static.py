@@ -24,13 +24,21 @@ import html
 import itertools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 
-__all__ = ["Control", "Explorer", "View", "pack_states", "unpack_states"]
+__all__ = [
+    "Control",
+    "Explorer",
+    "View",
+    "model_controls",
+    "named_models",
+    "pack_states",
+    "unpack_states",
+]
 
 KINDS = ("menu", "slider", "toggle", "cycle")
 # A state's HTML is cut into tags, empty elements (``<td ...></td>``, one piece) and texts.
@@ -284,3 +292,23 @@ var b=atob(r.querySelector("script.mlm-view-data").textContent),u=new Uint8Array
 for(var i=0;i<b.length;i++)u[i]=b.charCodeAt(i);
 new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
 .then(function(t){d=JSON.parse(t);r.setAttribute("data-ready","1");show();});})();"""
+
+
+def named_models(models: Any, owner: str) -> dict[str, tuple[Any, Any]]:
+    """``(model, tokenizer)`` or ``{name: (model, tokenizer)}`` as a dict (one pair: ``"model"``)."""
+    named = dict(models) if isinstance(models, Mapping) else {"model": models}
+    if not named:
+        raise ValueError(f"{owner} needs at least one (model, tokenizer) pair")
+    for name, pair in named.items():
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise TypeError(
+                f"{owner}: models must be a (model, tokenizer) pair or a mapping name -> "
+                f"(model, tokenizer); {name!r} is {type(pair).__name__}"
+            )
+    return {str(name): tuple(pair) for name, pair in named.items()}
+
+
+def model_controls(named: Mapping[str, Any], *, label: str = "model") -> list[Any]:
+    """The book's menu of models (its value: the render function's ``model``) when there are
+    several to compare; none for one."""
+    return [Control.of("model", label, list(named))] if len(named) > 1 else []

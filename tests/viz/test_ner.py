@@ -153,3 +153,17 @@ def test_plots_draw_counts_and_one_line_per_curve():
     with pytest.raises(ValueError, match="at least one"):
         plot_learning_curve({"x": {}})
     plt.close("all")
+
+
+def test_ner_state_says_which_names_are_new_to_the_model(world_tokenizer):
+    from mlmcourse.heads import BertForTokenClassification
+    from mlmcourse.viz.ner import NEW_NAMES, ner_state
+
+    torch.manual_seed(0)
+    config = tiny_encoder_config(vocab_size=world_tokenizer.vocab_size)
+    model = BertForTokenClassification(config, 3, id2label=["O", "B-PER", "I-PER"])
+    page = ner_state(model, world_tokenizer, "Zorbel Quintax lives in Guiun .", True)
+    assert "it reads [UNK] there): Zorbel, Quintax. " + NEW_NAMES in page
+    assert page.index("Zorbel, Quintax") < page.index("white-space:pre-wrap")  # above the text
+    assert "vocabulary" not in ner_state(model, world_tokenizer, "He lives in Guiun .", True)
+    assert "no entity found" in ner_state(model, world_tokenizer, "", True)  # nothing typed yet

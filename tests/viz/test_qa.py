@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from mlmcourse.heads import BertForQuestionAnswering
-from mlmcourse.tasks.qa import QAExample
-from mlmcourse.viz.qa import answer_html, qa_explorer
+from mlmcourse.tasks.qa import QAExample, answer
+from mlmcourse.viz.qa import answer_html, qa_explorer, qa_state
 from tests.tiny import tiny_encoder_config
 
 CONTEXT = "Ann lives in Orlen. Bob <works> in Kelso."
@@ -33,22 +33,63 @@ def test_answer_html_refuses_bad_input():
         answer_html(None, CONTEXT, {"score": 1.0, "start": 0, "end": 3, "answer": "Ann"})
 
 
-def test_qa_explorer_draws_at_once_and_redraws_on_a_new_passage(world_tokenizer):
+EXAMPLES = [
+    QAExample("a", "", "Ann lives in Orlen .", "Where does Ann live ?", ("Orlen",), (13,)),
+    QAExample("b", "", "Bob works in Kelso .", "Where does Bob work ?", ("Kelso",), (13,)),
+]
+
+
+def _reader(tokenizer, seed=0):
+    torch.manual_seed(seed)
+    return BertForQuestionAnswering(tiny_encoder_config(vocab_size=tokenizer.vocab_size))
+
+
+def test_qa_state_answers_any_passage_and_names_unknown_words(world_tokenizer):
+    model = _reader(world_tokenizer)
+    passage = "Zorbel lives in Guiun ."
+    best = answer(model, world_tokenizer, "Where does Zorbel live ?", passage)  # the package's
+    page = qa_state(model, world_tokenizer, "Where does Zorbel live ?", passage, 1)
+    assert f">{best['answer']}<span" in page and "reference answer" not in page
+    assert page.index("it reads [UNK] there): Zorbel.") < page.index("<b>Q:</b>")  # once, first
+    gold = qa_state(model, world_tokenizer, "Where does he live ?", passage, 1, gold=["Guiun"])
+    assert "reference answer: Guiun" in gold
+    assert "vocabulary" not in qa_state(model, world_tokenizer, "Where ?", "He lives in Guiun .", 1)
+    for question, context in [("Where ?", "   "), ("  ", passage)]:  # said, not raised
+        assert "color:#a00" in qa_state(model, world_tokenizer, question, context, 1)
+
+
+def test_qa_explorer_takes_your_own_passage_and_question(world_tokenizer):
     pytest.importorskip("ipywidgets")
-    torch.manual_seed(0)
-    model = BertForQuestionAnswering(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size))
-    examples = [
-        QAExample("a", "", "Ann lives in Orlen .", "Where does Ann live ?", ("Orlen",), (13,)),
-        QAExample("b", "", "Bob works in Kelso .", "Where does Bob work ?", ("Kelso",), (13,)),
-    ]
-    widget = qa_explorer(model, world_tokenizer, examples, top_k=2)
-    menu, box, out = widget.children
+    widget = qa_explorer((_reader(world_tokenizer), world_tokenizer), EXAMPLES, top_k=2)
+    menu, passage, box, out = widget.children  # one reader: no reader menu
+    assert passage.value == EXAMPLES[0].context and box.value == EXAMPLES[0].question
     assert "Where does Ann live ?" in out.value and "reference answer: Orlen" in out.value
     assert widget.static.states()[0] == out.value  # the book's view: the same drawing
     menu.value = 1
-    assert box.value == "Where does Bob work ?" and "reference answer: Kelso" in out.value
-    assert widget.static.states()[1] == out.value
+    assert passage.value == EXAMPLES[1].context and box.value == "Where does Bob work ?"
+    assert "reference answer: Kelso" in out.value and widget.static.states()[1] == out.value
+    passage.value = "Bob works in Orlen and Ann in Kelso ."  # the reader's own passage
+    assert "there): Bob, Orlen, Ann, Kelso." in out.value  # question's, then the passage's
+    assert "reference answer" not in out.value  # not the example's passage any more
     box.value = "   "
     assert "color:#a00" in out.value  # an empty question is said, not raised
+    passage.value = ""
+    assert "color:#a00" in out.value  # so is an empty passage
     with pytest.raises(ValueError, match="at least one example"):
-        qa_explorer(model, world_tokenizer, [])
+        qa_explorer((_reader(world_tokenizer), world_tokenizer), [])
+
+
+def test_qa_explorer_offers_a_menu_of_readers_and_the_book_both(world_tokenizer):
+    pytest.importorskip("ipywidgets")
+    readers = {"seed 0": (_reader(world_tokenizer), world_tokenizer),
+               "seed 1": (_reader(world_tokenizer, seed=1), world_tokenizer)}  # fmt: skip
+    widget = qa_explorer(readers, EXAMPLES, top_k=1)
+    menu, passage, box, reader, out = widget.children
+    view = widget.static
+    assert [(c.label, len(c.options)) for c in view.controls] == [("passage", 2), ("reader", 2)]
+    assert view.state([0, 0]) == out.value
+    reader.value = "seed 1"
+    assert view.state([0, 1]) == out.value
+    menu.value = 1
+    assert view.state([1, 1]) == out.value
+    assert "mlm-view" in view.to_html()
