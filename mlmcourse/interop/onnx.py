@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -61,7 +63,7 @@ def export_onnx(model: nn.Module, path: str | Path, *, example_ids: list[int]) -
     inputs = (torch.tensor([example_ids], device=next(model.parameters()).device),)
     # dropout off while tracing (the caller's mode is restored after); the exporter's progress
     # lines and its internal deprecation warnings are not the caller's business
-    with evaluating(model), torch.no_grad(), warnings.catch_warnings():
+    with evaluating(model), torch.no_grad(), warnings.catch_warnings(), _quiet("torch.onnx"):
         warnings.simplefilter("ignore", FutureWarning)
         with contextlib.redirect_stdout(io.StringIO()):
             program = torch.onnx.export(
@@ -74,6 +76,18 @@ def export_onnx(model: nn.Module, path: str | Path, *, example_ids: list[int]) -
             )
     program.save(str(path), external_data=False)
     return path
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Logger ``name`` at ERROR while exporting (it lists the torchvision ops it skips)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _check_export_packages() -> None:
