@@ -21,6 +21,7 @@ One idea a module, in the order the chapter meets them:
 - ``base``: :class:`BaseTokenizer`, checks, truncation and padding, written once;
 - ``word_level``: :class:`WordLevelTokenizer` and its steps, from scratch;
 - ``wordpiece_training``: learning WordPiece pieces, a naive loop and the fast one we ship;
+- ``library``: the hooks of a tokenizer the 🤗 ``tokenizers`` library runs, written once;
 - ``wordpiece``: :class:`WordPieceTokenizer` on 🤗 ``tokenizers``;
 - ``files`` and ``loading``: reading tokenizer files, :func:`load_tokenizer`;
 - ``hf_tokenizer``: :class:`HFTokenizer`, any other 🤗 ``tokenizer.json`` (ModernBERT's

@@ -39,20 +39,6 @@ class Encoding:
         return len(self.ids)
 
 
-def from_library(encoding: Any, sequence_ids: Sequence[int | None]) -> Encoding:
-    """Our :class:`Encoding` of a ``tokenizers``-library one (after its post-processor), for
-    the tokenizers that let the library do the work; each says how to read the sequence ids."""
-    return Encoding(
-        ids=list(encoding.ids),
-        tokens=list(encoding.tokens),
-        type_ids=list(encoding.type_ids),
-        special_tokens_mask=list(encoding.special_tokens_mask),
-        word_ids=list(encoding.word_ids),
-        offsets=[tuple(o) for o in encoding.offsets],
-        sequence_ids=list(sequence_ids),
-    )
-
-
 class BatchEncoding(dict):
     """A ``dict`` of ``(B, T)`` long tensors plus the per-row :class:`Encoding` objects.
 

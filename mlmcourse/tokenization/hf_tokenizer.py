@@ -22,9 +22,9 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
-from mlmcourse.tokenization.base import BaseTokenizer, check_text
-from mlmcourse.tokenization.encoding import Encoding, from_library
+from mlmcourse.tokenization.base import check_text
 from mlmcourse.tokenization.files import FIX_TOKENIZER, HF_TOKENIZER_KEYS, existing_file
+from mlmcourse.tokenization.library import LibraryTokenizer
 from mlmcourse.utils.checks import read_json, reading
 from mlmcourse.utils.schema import check_keys
 
@@ -59,7 +59,7 @@ def special_tokens(tokenizer: Tokenizer, configs: Sequence[Mapping[str, Any]] = 
     return found
 
 
-class HFTokenizer(BaseTokenizer):
+class HFTokenizer(LibraryTokenizer):
     """A 🤗 ``tokenizers.Tokenizer`` (BPE, byte-level BPE, Unigram...) run as its file says.
 
     Make one with :meth:`from_file`, or from a ``Tokenizer`` and ``special`` (``{role: token}``,
@@ -80,8 +80,8 @@ class HFTokenizer(BaseTokenizer):
         self.backend_tokenizer = tokenizer
         # Texts are split without the post-processor, which runs once, in _post_process:
         # RoBERTa's trims the offsets each time it runs.
-        self._splitter = Tokenizer.from_str(tokenizer.to_str())
-        self._splitter.post_processor = None
+        self._pieces = Tokenizer.from_str(tokenizer.to_str())
+        self._pieces.post_processor = None
         roles = special_tokens(tokenizer) if special is None else special
         for role in SPECIAL_NAMES:
             setattr(self, role, roles.get(role))
@@ -137,46 +137,26 @@ class HFTokenizer(BaseTokenizer):
 
     # the hooks of BaseTokenizer ------------------------------------------------------------
 
-    def _encode_texts(self, texts: list[str]) -> list[Any]:
-        return self._splitter.encode_batch(texts, add_special_tokens=False)
+    @property
+    def _splitter(self) -> Tokenizer:
+        return self._pieces
 
-    def _truncate(self, sequence: Any, length: int) -> Any:
-        sequence.truncate(length)
-        return sequence
-
-    def _post_process(self, first: Any, second: Any | None) -> Encoding:
-        e = self.backend_tokenizer.post_process(first, second, add_special_tokens=True)
+    def _sequence_ids(self, encoding: Any) -> list[int | None]:
         # post_process keeps the second text's sequence id (1) but loses the first's (0);
         # type ids cannot tell them apart either: RoBERTa's are all 0
-        sequence = [
+        return [
             None if s else int(q == 1)
-            for s, q in zip(e.special_tokens_mask, e.sequence_ids, strict=True)
+            for s, q in zip(encoding.special_tokens_mask, encoding.sequence_ids, strict=True)
         ]
-        return from_library(e, sequence)
-
-    def _num_special_tokens_to_add(self, pair: bool) -> int:
-        return self.backend_tokenizer.num_special_tokens_to_add(pair)
 
     def _decode_tokens(self, tokens: list[str]) -> str:
         decoder = self.backend_tokenizer.decoder
         return decoder.decode(tokens) if decoder is not None else " ".join(tokens)
 
-    def _token_to_id(self, token: str) -> int | None:
-        return self.backend_tokenizer.token_to_id(token)
-
-    def _id_to_token(self, index: int) -> str | None:
-        return self.backend_tokenizer.id_to_token(index)
-
-    def get_vocab(self) -> dict[str, int]:
-        return self.backend_tokenizer.get_vocab(with_added_tokens=True)
-
     @property
     def vocab_size(self) -> int:
         """One more than the largest id (ids run 0 .. vocab_size - 1)."""
         return self._size
-
-    def to_json(self) -> str:
-        return self.backend_tokenizer.to_str(pretty=True)
 
     # where the library knows better than the base class ------------------------------------
 

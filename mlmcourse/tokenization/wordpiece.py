@@ -25,8 +25,8 @@ from tokenizers import (
     trainers,
 )
 
-from mlmcourse.tokenization.base import BaseTokenizer, check_text, check_training_texts
-from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK, Encoding, from_library
+from mlmcourse.tokenization.base import check_text, check_training_texts
+from mlmcourse.tokenization.encoding import CLS, SEP, SPECIAL_TOKENS, UNK
 from mlmcourse.tokenization.files import (
     FIX_TOKENIZER,
     HF_TOKENIZER_KEYS,
@@ -34,6 +34,7 @@ from mlmcourse.tokenization.files import (
     guess_lowercase,
     read_vocab_txt,
 )
+from mlmcourse.tokenization.library import LibraryTokenizer
 from mlmcourse.tokenization.wordpiece_training import learn_wordpiece_vocab
 from mlmcourse.utils.checks import check_int, read_json, reading
 from mlmcourse.utils.schema import check_keys
@@ -93,7 +94,7 @@ def _train_with_library(
     return tokenizer
 
 
-class WordPieceTokenizer(BaseTokenizer):
+class WordPieceTokenizer(LibraryTokenizer):
     """BERT's subword tokenizer, run by the Rust 🤗 ``tokenizers`` library.
 
     The pipeline is the library's: normalizer (clean, optionally lowercase and strip accents)
@@ -201,35 +202,15 @@ class WordPieceTokenizer(BaseTokenizer):
             lowercase = guess_lowercase(path, vocab)
         return cls(_bert_pipeline(vocab, lowercase=lowercase))
 
-    def _encode_texts(self, texts: list[str]) -> list[Any]:
-        return self.backend_tokenizer.encode_batch(texts, add_special_tokens=False)
-
-    def _truncate(self, sequence: Any, length: int) -> Any:
-        sequence.truncate(length)
-        return sequence
-
-    def _post_process(self, first: Any, second: Any | None) -> Encoding:
-        e = self.backend_tokenizer.post_process(first, second, add_special_tokens=True)
+    def _sequence_ids(self, encoding: Any) -> list[int | None]:
         # post_process of separately encoded texts loses the library's own sequence ids
-        sequence = [
-            None if s else t for s, t in zip(e.special_tokens_mask, e.type_ids, strict=True)
+        return [
+            None if s else t
+            for s, t in zip(encoding.special_tokens_mask, encoding.type_ids, strict=True)
         ]
-        return from_library(e, sequence)
-
-    def _num_special_tokens_to_add(self, pair: bool) -> int:
-        return self.backend_tokenizer.num_special_tokens_to_add(pair)
 
     def _decode_tokens(self, tokens: list[str]) -> str:
         return self.backend_tokenizer.decoder.decode(tokens)
-
-    def _token_to_id(self, token: str) -> int | None:
-        return self.backend_tokenizer.token_to_id(token)
-
-    def _id_to_token(self, index: int) -> str | None:
-        return self.backend_tokenizer.id_to_token(index)
-
-    def get_vocab(self) -> dict[str, int]:
-        return self.backend_tokenizer.get_vocab(with_added_tokens=True)
 
     @property
     def vocab_size(self) -> int:
@@ -239,7 +220,3 @@ class WordPieceTokenizer(BaseTokenizer):
     def lowercase(self) -> bool:
         """Whether the normalizer lowercases (``False`` for a pipeline without BERT's normalizer)."""
         return bool(getattr(self.backend_tokenizer.normalizer, "lowercase", False))
-
-    def to_json(self) -> str:
-        """🤗 tokenizers' own ``tokenizer.json``, so ``transformers`` can load it too."""
-        return self.backend_tokenizer.to_str(pretty=True)
