@@ -358,10 +358,12 @@ def rng():
     return random.Random(seed)
 
 
-def generated_sentences(rng, vocab: list[str], count: int, *, masks: bool) -> list[str]:
-    """Sentences of 3-14 vocabulary words, with one or two [MASK]s for fill-mask and,
-    sometimes, an invented word the model reads as [UNK]; the longest fit the model's 32 ids."""
-    words = [w for w in vocab if not w.startswith("[")]
+def generated_sentences(rng, tokenizer, count: int, *, masks: bool) -> list[str]:
+    """Sentences of 3-14 words of ``tokenizer``'s vocabulary, with one or two [MASK]s for
+    fill-mask and, sometimes, an invented word the model reads as [UNK]; the longest fit the
+    model's 32 ids."""
+    vocab = tokenizer.get_vocab()
+    words = [w for w in sorted(vocab, key=vocab.get) if not w.startswith("[")]
     sentences = []
     for _ in range(count):
         chosen = rng.choices(words, k=rng.randint(3, 14))
@@ -415,9 +417,8 @@ def test_typed_sentences_get_the_python_world_models_top_5_in_the_page(
 
     world, _ = shipped
     box = open_live_box(browser, server, "fill-mask")
-    vocab = sorted(world.tokenizer.get_vocab(), key=world.tokenizer.get_vocab().get)
     everything = world.tokenizer.vocab_size - 4  # fill_mask never proposes four specials
-    for text in generated_sentences(rng, vocab, 10, masks=True):
+    for text in generated_sentences(rng, world.tokenizer, 10, masks=True):
         type_into(browser, box, text)
         shown = browser.execute_script(
             "return Array.from(arguments[0].querySelectorAll('.mlm-live-mask')).map(m => "
@@ -447,8 +448,7 @@ def test_typed_sentences_get_the_python_taggers_entities_in_the_page(browser, se
 
     world, tagger = shipped
     box = open_live_box(browser, server, "ner")
-    vocab = sorted(world.tokenizer.get_vocab(), key=world.tokenizer.get_vocab().get)
-    for text in generated_sentences(rng, vocab, 8, masks=False):
+    for text in generated_sentences(rng, world.tokenizer, 8, masks=False):
         type_into(browser, box, text)
         tags = browser.execute_script(
             "var seen = {}; return Array.from(arguments[0].querySelectorAll('.mlm-live-tag'))"
