@@ -22,7 +22,7 @@ import torch
 
 from mlmcourse.tasks.qa import world_questions
 from mlmcourse.tokenization import WordPieceTokenizer
-from tests.interop.test_pretrained import put_in_cache, random_model
+from tests.hub_cache import put_in_cache, random_model
 from tests.tokenization.bpe_files import MODERNBERT_CONFIG, modernbert_like, save_tokenizer
 
 jupytext = pytest.importorskip("jupytext")
