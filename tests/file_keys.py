@@ -12,10 +12,12 @@ test.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import yaml
 
 from tests.clear_errors import clear_error
 
@@ -109,3 +111,27 @@ def accepted_or_named(read: Callable[[], Any], file: str, path: Path_, *, option
         return "refused"
     assert optional, f"{file}: {path} was corrupted and the reader accepted it silently"
     return "accepted"
+
+
+def json_with_key_twice(data: Any, path: Path_) -> str:
+    """``data`` as JSON text in which the key at ``path`` is written twice in its object (the
+    second time with the same value: a reader must refuse it even then, since it cannot know
+    which one the writer meant to keep)."""
+
+    def dump(value: Any, at: Path_) -> str:
+        if isinstance(value, dict):
+            pairs = [(k, v) for k, v in value.items()]
+            if at == path[:-1]:
+                pairs.append((path[-1], value[path[-1]]))
+            inner = ", ".join(f"{json.dumps(str(k))}: {dump(v, (*at, k))}" for k, v in pairs)
+            return "{" + inner + "}"
+        if isinstance(value, list | tuple):
+            return "[" + ", ".join(dump(v, (*at, i)) for i, v in enumerate(value)) + "]"
+        return json.dumps(value)
+
+    return dump(data, ())
+
+
+def yaml_with_key_twice(data: dict[str, Any], key: str) -> str:
+    """A flat YAML mapping with ``key`` written again at the end."""
+    return yaml.safe_dump(data, sort_keys=False) + yaml.safe_dump({key: data[key]})

@@ -17,7 +17,9 @@ import yaml
 
 from mlmcourse import pretraining
 from mlmcourse.cli.common import error, guarded, report_interrupted_run
+from mlmcourse.pretraining.loading import RepeatedKeyError, load_yaml
 from mlmcourse.training.distributed import barrier, destroy_distributed
+from mlmcourse.utils.checks import ConfigError, repeated_key
 from mlmcourse.utils.options import keys_by_group, options_help
 
 COMMAND = "pretrain"
@@ -44,13 +46,21 @@ def keys_help() -> str:
 
 
 def parse_overrides(pairs: Sequence[str]) -> dict[str, object]:
-    overrides = {}
+    """``--set KEY=VALUE`` pairs as a mapping, each value read as YAML; a key set twice is an
+    error (which one was meant?)."""
+    overrides, given = {}, {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE, got {pair!r}")
+        key = key.strip()
+        if key in given:
+            raise ConfigError(repeated_key(f"--set {given[key]} and --set {pair}", key))
+        given[key] = pair
         try:
-            overrides[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+            overrides[key] = load_yaml(value) if value.strip() else ""
+        except RepeatedKeyError as exc:
+            raise ConfigError(repeated_key(f"--set {pair}", exc.key)) from None
         except yaml.YAMLError:
             raise ValueError(
                 f"--set {pair}: the value is not valid YAML; quote it, e.g. --set '{key}=\"...\"'"

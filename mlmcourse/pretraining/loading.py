@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 
 from mlmcourse.pretraining.config import PretrainConfig, config_keys
-from mlmcourse.utils.checks import ConfigError, WrongTypeError, read_text
+from mlmcourse.utils.checks import ConfigError, WrongTypeError, read_text, repeated_key
 
-__all__ = ["load_config", "read_yaml_mapping"]
+__all__ = ["load_config", "load_yaml", "read_yaml_mapping"]
 
 
 def load_config(
@@ -78,7 +78,9 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     """
     text = read_text(path, "config file")
     try:
-        loaded = yaml.safe_load(text)
+        loaded = load_yaml(text)
+    except RepeatedKeyError as exc:
+        raise ConfigError(repeated_key(str(path), exc.key, exc.lines)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"{_where(path, exc)}: YAML syntax error: {_problem(exc)}. Each line should read "
@@ -95,6 +97,40 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
             f"{loaded!r:.60}; write one `key: value` per line, e.g. `max_steps: 200`"
         )
     return loaded
+
+
+class RepeatedKeyError(yaml.YAMLError):
+    """A mapping gives one key twice; ``lines`` are where (1-based)."""
+
+    def __init__(self, key: Any, lines: list[int]) -> None:
+        super().__init__(f"the key {key!r} is given twice (lines {lines[0]} and {lines[1]})")
+        self.key, self.lines = key, lines
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML
+    keeps the last value silently). Keys brought in by a ``<<`` merge may still be overridden:
+    that is what a merge is for."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                earlier = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: PyYAML's own error says so below
+                break
+            if earlier is not key_node:
+                lines = [earlier.start_mark.line + 1, key_node.start_mark.line + 1]
+                raise RepeatedKeyError(key, lines)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, refusing a key given twice (:class:`RepeatedKeyError`)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _where(path: Path, exc: yaml.YAMLError) -> str:

@@ -31,6 +31,7 @@ import json
 import math
 import numbers
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +60,7 @@ __all__ = [
     "read_text",
     "read_json",
     "reading",
+    "repeated_key",
 ]
 
 
@@ -300,7 +302,10 @@ def read_json(path: str | os.PathLike, what: str = "a JSON file") -> dict[str, A
             f"interrupted copy)? Replace it with a good copy"
         )
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_pairs)
+    except _RepeatedKey as exc:
+        lines = _json_key_lines(text, exc.key)
+        raise FileFormatError(repeated_key(str(path), exc.key, lines)) from None
     except json.JSONDecodeError as exc:
         raise FileFormatError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -312,6 +317,44 @@ def read_json(path: str | os.PathLike, what: str = "a JSON file") -> dict[str, A
             f"it with a good copy"
         )
     return data
+
+
+def repeated_key(source: str, key: Any, lines: list[int] | None = None) -> str:
+    """The one message for a key given twice in ``source`` (a file, or ``--set``).
+
+    JSON and YAML readers keep the last value without a word, so ``learning_rate: 1e-3`` and,
+    further down, ``learning_rate: 5e-4`` would train at 5e-4 while the reader of the file
+    sees 1e-3; every reader of a file a user writes or edits refuses it instead.
+    """
+    where = f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})" if lines else ""
+    return (
+        f"{source}: the key {key!r} is given twice{where}; only one value can count: keep "
+        f"the one you mean and delete the other"
+    )
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: the object, unless a key appears in it twice."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _RepeatedKey(key)
+        obj[key] = value
+    return obj
+
+
+def _json_key_lines(text: str, key: str) -> list[int]:
+    """The lines where ``key`` is written as a key; empty unless that is exactly twice (the
+    same key in two different objects is allowed, and then the lines would mislead)."""
+    pattern = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
+    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(pattern, text)]
+    return lines if len(lines) == 2 else []
 
 
 @contextlib.contextmanager

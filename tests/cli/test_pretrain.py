@@ -87,7 +87,11 @@ def test_a_tiny_run_prints_progress_writes_a_checkpoint_and_resumes(tmp_path, ca
     assert len(fill_mask(loaded.model, loaded.tokenizer, "Tival is in [MASK] .", top_k=2)) == 2
 
     # Resume the same run to more steps: it starts at step 6, not 0.
-    more = [*args, "--set", "max_steps=8", "--set", f"output_dir={out}"]
+    more = [
+        *(a if a != "max_steps=6" else "max_steps=8" for a in args),
+        "--set",
+        f"output_dir={out}",
+    ]
     assert main([*more, "--set", f"resume_from_checkpoint={out}"]) == 0
     assert "resumed from" in capsys.readouterr().out
     history = json.loads((out / "trainer_state.json").read_text())["history"]["train"]

@@ -90,6 +90,22 @@ def _array(tmp):
     return _message(tmp, TrainingConfig, learning_rate=torch.tensor([1e-3, 1e-4]))
 
 
+@reproduces("a key given twice in a YAML config")
+def _repeated_yaml_key(tmp):
+    from mlmcourse.pretraining import load_config
+
+    path = tmp / "my.yaml"
+    path.write_text("max_steps: 200\nlearning_rate: 1e-3\nbatch_size: 32\nlearning_rate: 5e-4\n")
+    return _message(tmp, load_config, path)
+
+
+@reproduces("--set given twice for one key")
+def _repeated_set(tmp):
+    from mlmcourse.cli.pretrain import parse_overrides
+
+    return _message(tmp, parse_overrides, ["max_steps=200", "max_steps=400"])
+
+
 @reproduces("a seed too large")
 def _seed(tmp):
     from mlmcourse.utils.runtime import set_seed

@@ -83,7 +83,7 @@ def write_shapes() -> Path:
 
 def _unchecked(name: str) -> Any:
     """A results file as it is (what :func:`write_shapes` records)."""
-    return json.loads((_folder() / f"{name}.json").read_text(encoding="utf-8"))
+    return read_json(_folder() / f"{name}.json", f"the results {name} (a JSON object)")
 
 
 def provenance(argv: Sequence[str] | None, seeds: Sequence[int], started: float) -> dict:
