@@ -81,7 +81,12 @@ def read_release(root: Path = ROOT) -> Release:
 
 
 def install_cell(release: Release) -> str:
-    """Install this exact version with everything the chapters import, when it is missing."""
+    """Install this exact version with everything the chapters import, when it is missing.
+
+    pip's and git's own output is kept back: a learner sees one line per source tried, and when
+    neither can be reached, one short message saying what to do (the last error line of each
+    attempt included, for whoever has to look into it), not pages of pip and git output.
+    """
     return f'''\
 # Set-up, run me first: install the course package (this exact version, with the `course`
 # extra that brings everything the chapters use) from PyPI, or else from the course
@@ -101,12 +106,25 @@ if installed != MLMCOURSE_VERSION:
         f"mlmcourse[course]=={{MLMCOURSE_VERSION}}",
         f"mlmcourse[course] @ git+{release.repository}@v{{MLMCOURSE_VERSION}}",
     ]
+    failures = []
     for source in sources:
         print(f"installing {{source}} ...")
-        if subprocess.run([sys.executable, "-m", "pip", "install", "-q", source]).returncode == 0:
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--no-color",
+               "--disable-pip-version-check"]
+        done = subprocess.run([*pip, source], capture_output=True, text=True)
+        if done.returncode == 0:
             break
-    else:
-        raise RuntimeError("mlmcourse could not be installed: see pip's messages above")
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        said = [line for line in lines if line.startswith(("ERROR:", "fatal:"))] or lines
+        failures.append(f"  {{source}}: {{(said or ['no message'])[-1][:200]}}")
+    else:  # one short message, no traceback (IPython shows a UsageError as its text)
+        from IPython.core.error import UsageError
+
+        raise UsageError(
+            f"mlmcourse {{MLMCOURSE_VERSION}} could not be installed:\\n" + "\\n".join(failures)
+            + "\\nCheck the internet connection and run this cell again, or install it "
+            f"yourself: pip install 'mlmcourse[course]=={{MLMCOURSE_VERSION}}'"
+        )
     if "mlmcourse" in sys.modules:
         print("mlmcourse was already imported: restart the kernel to use the new version")
 if "google.colab" in sys.modules:  # Colab draws ipywidgets 8 through its custom manager

@@ -5,9 +5,8 @@ path (one "Skipped ..." line each). Here every checkpoint the chapters name is a
 model of the right kind, put in a Hub cache under the chapter's name (and revision), so
 ``pretrained_or_skip`` loads it offline through the real code path, and the cells that use it
 run: the chapter's first code cell (its imports), then each cell that loads or uses a Hub model,
-its collapsed checks included, in order. What the stand-ins cannot be, the model cards'
-published facts that the checks assert, is built in (``fashion`` is the stand-in BERT's first
-guess; the CoNLL tagger has the card's four types). Explorers are drawn as the book draws them.
+its collapsed checks included, in order. The stand-ins (``tests/stand_ins.py``) have the
+model cards' facts that the checks assert built in. Explorers are drawn as the book draws them.
 The cells' other inputs (data the offline machine lacks, models trained earlier in the chapter)
 are given as ``None`` or small stand-ins, as each chapter's guards allow.
 """
@@ -18,25 +17,15 @@ import ast
 from pathlib import Path
 
 import pytest
-import torch
 
+from mlmcourse.interop.hub import CHECKPOINTS
 from mlmcourse.tasks.qa import world_questions
-from mlmcourse.tokenization import WordPieceTokenizer
-from tests.hub_cache import put_in_cache, random_model
-from tests.tokenization.bpe_files import MODERNBERT_CONFIG, modernbert_like, save_tokenizer
+from tests.hub_cache import put_in_cache
+from tests.stand_ins import stand_in_checkpoints
 
 jupytext = pytest.importorskip("jupytext")
 
 ROOT = Path(__file__).resolve().parents[2]
-CONLL = ["O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
-# Hub name: (transformers class, config overrides); the revision a chapter pins, if any
-BERTS = {
-    "google-bert/bert-base-uncased": ("BertForMaskedLM", {}),
-    "dslim/bert-base-NER": ("BertForTokenClassification", {"id2label": dict(enumerate(CONLL))}),
-    "textattack/bert-base-uncased-SST-2": ("BertForSequenceClassification", {"num_labels": 2}),
-    "deepset/bert-base-cased-squad2": ("BertForQuestionAnswering", {}),
-}
-REVISIONS = {"textattack/bert-base-uncased-SST-2": "refs/pr/2"}
 # the names the Hub cells bind, and what else each chapter's cells need from earlier cells
 LOADED = {"real", "modern", "real_ner", "real_sst2", "real_qa"}
 STAND_INS = {
@@ -53,55 +42,18 @@ STAND_INS = {
 }  # fmt: skip
 
 
-def wordpiece() -> WordPieceTokenizer:
-    """A WordPiece vocabulary of the chapters' example texts (and the card's ``fashion``)."""
-    texts = [
-        "Hello I'm a fashion model . The capital of France is Paris . fashion fashion fashion",
-        "She poured hot tea into her cup . Apple CEO Tim Cook announced the new iPhone in "
-        "California . a gripping , beautifully acted film , two hours i will never get back",
-        "The Eiffel Tower was built for the 1889 World's Fair in Paris . It was designed by the "
-        "engineering company of Gustave Eiffel , whose engineers Maurice Koechlin and Emile "
-        "Nouguier drew its first sketch . Who drew the first sketch of the tower ?",
-        *(f"{q.question} {q.context}" for q in world_questions("unseen")[:20]),
-    ]
-    return WordPieceTokenizer.train(texts, vocab_size=600)
-
-
 @pytest.fixture(scope="module")
 def hub_cache(tmp_path_factory) -> Path:
     """Every checkpoint the chapters name, as tiny random models in one offline Hub cache."""
     root = tmp_path_factory.mktemp("hub_cells")
-    cache, tokenizer = root / "hub", wordpiece()
-    for name, (class_name, overrides) in BERTS.items():
-        model = random_model(
-            class_name, vocab_size=tokenizer.vocab_size, max_position_embeddings=512, **overrides
-        )
-        if class_name == "BertForMaskedLM":  # the model card's first guess, for every blank
-            fashion = tokenizer.convert_tokens_to_ids("fashion")
-            assert fashion != tokenizer.unk_token_id
-            with torch.no_grad():
-                model.cls.predictions.bias[fashion] = 30.0
-        files = root / name.replace("/", "--")
-        model.save_pretrained(files, safe_serialization=True)
-        tokenizer.save(files / "tokenizer.json")
+    cache = root / "hub"
+    for name, files in stand_in_checkpoints(root).items():
         snapshot = put_in_cache(cache, name, files)
-        if name in REVISIONS:  # the cache names a pinned ref's commit under refs/<ref>
-            ref = snapshot.parents[1] / "refs" / REVISIONS[name]
+        revision = CHECKPOINTS[name].revision
+        if revision is not None:  # the cache names a pinned ref's commit under refs/<ref>
+            ref = snapshot.parents[1] / "refs" / revision
             ref.parent.mkdir(parents=True, exist_ok=True)
             ref.write_text(snapshot.name)
-    bpe = modernbert_like()
-    ids = {
-        role: bpe.token_to_id(MODERNBERT_CONFIG[f"{role}_token"]) for role in ("pad", "cls", "sep")
-    }
-    model = random_model(
-        "ModernBertForMaskedLM", vocab_size=bpe.get_vocab_size(), max_position_embeddings=64,
-        pad_token_id=ids["pad"], cls_token_id=ids["cls"], sep_token_id=ids["sep"],
-        bos_token_id=ids["cls"], eos_token_id=ids["sep"],
-    )  # fmt: skip
-    files = root / "modernbert"
-    model.save_pretrained(files, safe_serialization=True)
-    save_tokenizer(bpe, files, MODERNBERT_CONFIG)
-    put_in_cache(cache, "answerdotai/ModernBERT-base", files)
     return cache
 
 
