@@ -104,10 +104,11 @@ book: venv $(WIDGETS_JS)/.fetched $(WIDGETS_JS)/live/.exported
 	@$(call timed,book,MLMCOURSE_STRICT_EXERCISES=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going)
 	$(PY) scripts/book_cache.py stamp
 
-# Every chapter page in headless Chromium, no kernel, no network: no console errors, alt text,
-# each interactive view answers its controls; screenshots in _build/screenshots/.
+# Every link of the built site and of the notebooks resolves (scripts/check_links.py); every
+# chapter page in headless Chromium, no kernel, no network: no console errors, alt text, each
+# interactive view answers its controls; screenshots in _build/screenshots/.
 browser: book
-	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_browser.py)
+	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_links.py tests/book/test_browser.py)
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv

@@ -1,8 +1,9 @@
 """Run every chapter once, as learners get it: built wheel, fresh environment, empty folder.
 
 1. The wheel (``dist/``, built once by ``make dist``; built here when none is given).
-2. A fresh virtual environment with a plain ``pip install mlmcourse`` and a Jupyter kernel
-   (the exact versions of ``requirements.txt`` as constraints, so torch stays the CPU build).
+2. A fresh virtual environment shaped like Colab's: torch and a Jupyter kernel already there
+   (linked from this interpreter's, outside the environment), then a plain
+   ``pip install mlmcourse`` (the exact versions of ``requirements.txt`` as constraints).
 3. The plain-install check: in each chapter with optional parts, the cells that use them and the
    set-up cells they need (``optional_cells.py``), executed in that environment. They must run
    through, each skipped part saying so.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.metadata
 import json
 import os
 import shutil
@@ -64,11 +66,54 @@ def build(out: Path) -> Path:
     return wheel
 
 
+# What Colab's Python has before a notebook installs anything.
+PRESENT = ("torch", "ipykernel")
+
+
+def with_dependencies(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
+    """The distributions installed here that ``names`` need, themselves included (no extras)."""
+    from packaging.requirements import Requirement
+
+    found: dict[str, importlib.metadata.Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in found:
+            continue
+        try:
+            found[key] = dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional dependency not installed here
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return list(found.values())
+
+
 def learner_environment(work: Path) -> Path:
-    """A fresh venv with a registered kernel; its python."""
+    """A fresh venv that has torch and a Jupyter kernel, as Colab's Python has, and nothing
+    else; its python.
+
+    Like Colab's, they are installed outside the environment: linked from this interpreter's
+    site-packages (with what they need) through a ``.pth`` file, so nothing is copied and pip
+    never changes them; what pip installs goes into the environment, which comes first on
+    ``sys.path``. The exact versions of ``requirements.txt`` are written as constraints.
+    """
     env = work / "env"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = subprocess.run([str(python), "-c", purelib], capture_output=True, text=True, check=True)
+    present = work / "present"
+    present.mkdir()
+    for dist in with_dependencies(PRESENT):
+        base = Path(dist.locate_file(""))
+        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
+            if (base / top).exists() and not (present / top).exists():
+                (present / top).symlink_to(base / top)
+    (Path(site.stdout.strip()) / "present.pth").write_text(f"{present}\n")
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
     (work / "constraints.txt").write_text("\n".join(pins) + "\n")
     return python

@@ -1,10 +1,9 @@
 """A fresh environment shaped like Colab's, and running a notebook's cells in it as generated.
 
 Colab's Python comes with torch and a Jupyter kernel already installed, system-wide: what a
-notebook installs goes into the user's site and shadows them. Here a new virtual environment
-sees this checkout's torch and ipykernel, and only they and what they need (linked from the
-running interpreter's site-packages through a ``.pth`` file, so nothing is copied and pip never
-touches them: it installs over them into the new environment), and has a kernel registered.
+notebook installs goes into the user's site and shadows them. ``scripts/test_notebooks.py``'s
+``learner_environment`` builds such an environment (this checkout's torch and ipykernel, and
+what they need, linked from outside it); here it gets a kernel registered.
 
 :func:`kernel_env` cuts pip off from this machine's own configuration (its find-links, extra
 indexes and constraints) and points it, and git, where a test says. :func:`run_cells` executes
@@ -14,16 +13,13 @@ cells of a generated notebook there, each run in an empty folder of its own, thr
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import subprocess
 import sys
-import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -33,7 +29,6 @@ import test_notebooks as runner  # noqa: E402
 RELEASE = make_notebooks.read_release()
 PYPI = "https://pypi.org/simple/"
 CLOSED = "http://127.0.0.1:9/simple/"  # the discard port: nothing listens there
-PRESENT = ("torch", "ipykernel")  # what Colab has before a notebook installs anything
 
 
 @dataclass
@@ -43,46 +38,10 @@ class Colab:
     runs: list[str] = field(default_factory=list)
 
 
-def _with_dependencies(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
-    """The installed distributions ``names`` need, themselves included (extras left out)."""
-    found: dict[str, importlib.metadata.Distribution] = {}
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        key = name.lower().replace("_", "-")
-        if key in found:
-            continue
-        try:
-            found[key] = dist = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue  # an optional dependency not installed here: not there in Colab either
-        for text in dist.requires or []:
-            requirement = Requirement(text)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                todo.append(requirement.name)
-    return list(found.values())
-
-
 def colab_environment(work: Path) -> Colab:
-    """A new venv that sees torch and ipykernel (and what they need) and nothing else."""
-    env = work / "env"
-    venv.create(env, with_pip=True)
-    python = env / "bin" / "python"
-    site = Path(
-        subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                       capture_output=True, text=True, check=True).stdout.strip()
-    )  # fmt: skip
-    present = work / "present"  # the "system" packages: links to this interpreter's installs
-    present.mkdir()
-    for dist in _with_dependencies(PRESENT):
-        base = Path(dist.locate_file(""))
-        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
-            if (base / top).exists() and not (present / top).exists():
-                (present / top).symlink_to(base / top)
-    (site / "colab-present.pth").write_text(f"{present}\n")
-    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
-    (work / "constraints.txt").write_text("\n".join(pins) + "\n")
-    runner.register_kernel(python, env)
+    """A new venv with torch and ipykernel only (``learner_environment``), a kernel registered."""
+    python = runner.learner_environment(work)
+    runner.register_kernel(python, work / "env")
     return Colab(work, python)
 
 
@@ -149,3 +108,23 @@ def installed(colab: Colab) -> tuple[str | None, str]:
 def pip(colab: Colab, *args: str) -> None:
     """pip in the Colab environment, with this machine's configuration (local wheels)."""
     subprocess.run([str(colab.python), "-m", "pip", "-q", *args], check=True, cwd=colab.work)
+
+
+def colab_cells(chapter: Path) -> list:
+    """The code cells of a chapter's Colab notebook, as generated (the install cell first)."""
+    nb = make_notebooks.editions(chapter, RELEASE)["colab"]
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def install_from_index(colab: Colab, wheel: Path) -> None:
+    """This version installed as a learner's first cell installs it, from an index serving
+    ``wheel`` (PyPI for the dependencies); nothing to do if it is there already."""
+    from tests.local_index import LocalIndex
+
+    if installed(colab)[0] == RELEASE.version:
+        return
+    chapter = ROOT / "book" / "intro.md"
+    with LocalIndex([wheel]) as index:
+        env = kernel_env(colab, index=index.url, extra=PYPI)
+        result = run_cells(colab, colab_cells(chapter)[:1], env, chapter)
+    assert result.ok, result.report.get("error")
