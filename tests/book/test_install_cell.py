@@ -74,7 +74,10 @@ def test_the_install_cell_on_every_path(colab, wheel, github, tmp_path):
     # Neither an index nor the repository: one short message, the kernel's run stopped.
     result = run_cells(colab, first_cells(1), kernel_env(colab, index=None), CHAPTER)
     message = shown(result)
-    assert not result.ok and f"UsageError: mlmcourse {RELEASE.version} could not be installed:" in message
+    assert (
+        not result.ok
+        and f"UsageError: mlmcourse {RELEASE.version} could not be installed:" in message
+    )
     assert "Check the internet connection" in message and "pip install" in message, message
     assert len(message.splitlines()) <= 6 and "Traceback" not in message, message
     assert installed(colab)[0] is None
