@@ -6,6 +6,6 @@ package itself is cheap (torch is only loaded when a function needs it).
 
 from mlmcourse.utils.runtime import get_device, set_seed
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = ["__version__", "get_device", "set_seed"]
