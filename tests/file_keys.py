@@ -1,4 +1,4 @@
-"""Walking the keys of a real file, and corrupting each in turn (issue 35, "every key").
+"""Walking the keys of a real file, and corrupting each in turn.
 
 A per-format test takes a real file (the shipped checkpoint's ``config.json``, a
 ``training_state.pt`` a tiny run wrote, a committed results file), lists every key path with

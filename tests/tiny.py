@@ -27,8 +27,11 @@ BERT_VOCAB_SIZE = 30522
 
 
 def tiny_encoder_config(**overrides) -> EncoderConfig:
-    """The tiny encoder's config, with ``overrides`` (any :class:`EncoderConfig` field)."""
-    return EncoderConfig(**{**TINY_ENCODER, **overrides})
+    """The tiny encoder's config, with ``overrides``: any :class:`EncoderConfig` field, or a
+    modern switch (then a :class:`~mlmcourse.model.ModernConfig`)."""
+    from mlmcourse.model import config_from_dict
+
+    return config_from_dict({**EncoderConfig(**TINY_ENCODER).to_dict(), **overrides})
 
 
 def load_minilm_tokenizer():

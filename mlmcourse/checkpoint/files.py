@@ -40,8 +40,9 @@ from mlmcourse.checkpoint.weights import (
     load_state_strict,
     split_encoder_state,
 )
-from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.model.config import MODERN_FIELDS, SIZE_FIELDS
+from mlmcourse.model import BertModel, EncoderConfig, ModernConfig, config_from_dict, encoder_for
+from mlmcourse.model.config import SIZE_FIELDS
+from mlmcourse.model.modern import MODERN_FIELDS
 from mlmcourse.tokenization import load_tokenizer
 from mlmcourse.utils.checks import (
     ConfigError,
@@ -136,9 +137,12 @@ FIX_STATE = (
 ARCHITECTURE_KEYS = (
     *SIZE_FIELDS,
     "hidden_act",
-    "pre_layer_norm",
     "is_causal",
 )
+# The modern encoder's switches change the meaning of the weights too; BERT's config.json
+# leaves them out (a checkpoint of 0.2.0 writes pre_layer_norm: false), so a missing one is
+# its default.
+_SWITCH_DEFAULTS = {name: ModernConfig.__dataclass_fields__[name].default for name in MODERN_FIELDS}
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,11 +223,18 @@ def _check_tokenizer_belongs(config: Mapping[str, Any], tokenizer: Any, where: s
 def _hf_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     """What makes ``config.json`` a ``transformers`` BERT config (``position_embedding_type``
     is one of our fields); none for a pre-LN model or one with a modern encoder's switch."""
-    bert = EncoderConfig()
-    modern = any(config.get(f, getattr(bert, f)) != getattr(bert, f) for f in MODERN_FIELDS)
-    if config.get("pre_layer_norm") or modern or "is_causal" not in config:
+    modern = any(config.get(f, default) != default for f, default in _SWITCH_DEFAULTS.items())
+    if modern or config.get("type_vocab_size") == 0 or "is_causal" not in config:
         return {}
     return {"model_type": "bert", "is_decoder": config["is_causal"]}
+
+
+def _architecture_name(model: nn.Module) -> str:
+    """The class ``config.json`` names: the model's, or for an encoder its kind (BERT's encoder
+    on the speed path is still a ``BertModel``: the same weights, a faster forward)."""
+    if isinstance(model, BertModel):
+        return "ModernBertModel" if isinstance(model.config, ModernConfig) else "BertModel"
+    return type(model).__name__
 
 
 def head_config(model: nn.Module) -> dict[str, Any]:
@@ -261,7 +272,7 @@ def save_checkpoint(
     if tokenizer is not None:
         _check_tokenizer(config, tokenizer, "save_checkpoint")
     config_json = {
-        "architectures": [type(model).__name__],
+        "architectures": [_architecture_name(model)],
         **config,
         **_hf_keys(config),
         **head_config(model),
@@ -333,6 +344,11 @@ def check_config_matches(model: nn.Module, saved: Mapping[str, Any], *, where: s
         for key in ARCHITECTURE_KEYS
         if key in saved and key in ours and saved[key] != ours[key]
     ]
+    diffs += [
+        f"{key}: checkpoint {saved.get(key, default)!r} vs model {ours.get(key, default)!r}"
+        for key, default in _SWITCH_DEFAULTS.items()
+        if saved.get(key, default) != ours.get(key, default)
+    ]
     if diffs:
         raise WeightsMismatchError(
             f"the checkpoint{' ' + where if where else ''} does not match the model: "
@@ -359,7 +375,7 @@ def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Enco
     way, building the model without it would silently give another model than intended.
     """
     config = {k: v for k, v in config.items() if k not in HEAD_KEYS}
-    known = list(EncoderConfig.__dataclass_fields__)
+    known = list(ModernConfig.__dataclass_fields__)  # BERT's fields, then the switches
     unknown = sorted(k for k in config if k not in known and k not in METADATA_KEYS)
     if unknown:
         hint = (
@@ -373,7 +389,7 @@ def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Enco
         )
     check_keys(config, dict.fromkeys(ARCHITECTURE_KEYS, "any"), source, fix=FIX_CONFIG)
     try:
-        encoder_config = EncoderConfig.from_dict({k: v for k, v in config.items() if k in known})
+        encoder_config = config_from_dict({k: v for k, v in config.items() if k in known})
     except (ConfigError, WrongTypeError) as exc:  # names the key, not the file
         raise ConfigError(f"{source}: {exc}; {FIX_CONFIG}") from None
     written = {k: config[k] for k in HF_KEYS if k in config}
@@ -383,7 +399,7 @@ def encoder_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> Enco
         raise ConfigError(
             f"{source}: key(s) {', '.join(keys)} contradicts the model's own keys (should be "
             f"{[expected.get(k) for k in keys]} for is_causal {encoder_config.is_causal}, "
-            f"pre_layer_norm {encoder_config.pre_layer_norm}; got "
+            f"pre_layer_norm {getattr(encoder_config, 'pre_layer_norm', False)}; got "
             f"{[written.get(k) for k in keys]}); was it edited by hand? {FIX_CONFIG}"
         )
     return encoder_config
@@ -410,7 +426,7 @@ def load_encoder(directory: str | Path, *, device: torch.device | str = "cpu") -
     source = str(directory / CONFIG_NAME)
     config = encoder_config(read_config(directory), source)
     state, _ = split_encoder_state(read_weights(directory))
-    encoder = BertModel(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
+    encoder = encoder_for(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
     hint = f"was {CONFIG_NAME} edited, or copied from another checkpoint?"
     load_state_strict(encoder, state, source=str(directory / WEIGHTS_NAME), hint=hint)
     return encoder.to(device).eval()

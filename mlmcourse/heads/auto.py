@@ -34,7 +34,7 @@ from mlmcourse.heads.masked_lm import BertForMaskedLM
 from mlmcourse.heads.question_answering import BertForQuestionAnswering
 from mlmcourse.heads.sequence_classification import BertForSequenceClassification
 from mlmcourse.heads.token_classification import BertForTokenClassification
-from mlmcourse.model import BertModel
+from mlmcourse.model import BertModel, ModernBertModel, encoder_for
 from mlmcourse.utils.checks import FileFormatError
 from mlmcourse.utils.schema import check_keys
 
@@ -44,6 +44,7 @@ MODEL_FOR_ARCHITECTURE: dict[str, type[nn.Module]] = {
     cls.__name__: cls
     for cls in (
         BertModel,
+        ModernBertModel,
         BertForMaskedLM,
         BertForCausalLM,
         BertForTokenClassification,
@@ -75,9 +76,9 @@ def model_from_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> n
         )
     encoder = encoder_config(config, source)
     keys = {k: config[k] for k in HEAD_KEYS if k in config}
-    if cls is BertModel:
+    if issubclass(cls, BertModel):  # an encoder alone: BERT's or the modern one, as configured
         refuse_head_keys(keys, source)
-        return BertModel(encoder)
+        return encoder_for(encoder)
     return cls.from_head_config(encoder, keys, source)
 
 

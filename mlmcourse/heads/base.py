@@ -25,6 +25,7 @@ __all__ = [
     "ClassifierHead",
     "EncoderHead",
     "Labels",
+    "check_labels_shape",
     "encoder_state",
     "label_arguments",
     "label_names",
@@ -87,7 +88,7 @@ def load_encoder_state(bert: BertModel, state: Mapping[str, torch.Tensor]) -> Be
 class EncoderHead(nn.Module):
     """A task head on ``self.bert``: what token classification, sentence classification and
     question answering share. Subclasses build ``self.bert`` and their layers, and define
-    ``from_encoder``; :meth:`from_pretrained` and :meth:`encode` are the same for all.
+    ``from_encoder``; :meth:`from_checkpoint` and :meth:`encode` are the same for all.
 
     A head whose ``config.json`` needs keys of its own (a classifier's labels) returns them
     from ``head_config()`` and takes them back as keyword arguments of ``__init__``, so every
@@ -112,12 +113,19 @@ class EncoderHead(nn.Module):
     def config(self) -> EncoderConfig:
         return self.bert.config
 
+    @property
+    def label_classes(self) -> int | None:
+        """How many classes a ``labels`` id may name (None: the head takes no class ids);
+        :func:`mlmcourse.model.inputs.check_model_inputs` checks them against it."""
+        return None
+
     num_parameters = BertModel.num_parameters  # the same count: each parameter once
 
     @classmethod
-    def from_pretrained(cls, directory: Any, *args: Any, **kwargs: Any) -> Any:
-        """Start from the encoder of a checkpoint directory (any head's, or an encoder's);
-        ``args`` and ``kwargs`` go to ``from_encoder`` (``num_labels``, ``id2label``, ...)."""
+    def from_checkpoint(cls, directory: Any, *args: Any, **kwargs: Any) -> Any:
+        """Start from the encoder of one of our checkpoint directories (any head's, or an
+        encoder's); ``args`` and ``kwargs`` go to ``from_encoder`` (``num_labels``, ...). A
+        Hugging Face checkpoint is :func:`mlmcourse.from_pretrained`'s."""
         return cls.from_encoder(load_encoder(directory), *args, **kwargs)
 
     def encode(
@@ -125,20 +133,25 @@ class EncoderHead(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor | None,
         token_type_ids: torch.Tensor | None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        unpad: bool = False,
+        **encoder_options: Any,
     ) -> EncoderOutput:
-        """The encoder's output for a batch: what every head's ``forward`` reads first."""
-        return self.bert(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            unpad=unpad,
-        )
+        """The encoder's output for a batch: what every head's ``forward`` reads first.
+
+        ``encoder_options`` go to the encoder: ``output_attentions``, ``output_hidden_states``,
+        and on the speed path ``position_ids`` and ``unpad`` (:mod:`mlmcourse.model.speed`).
+        """
+        return self.bert(input_ids, attention_mask, token_type_ids, **encoder_options)
+
+
+def check_labels_shape(labels: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
+    """Labels of the expected shape and an integer dtype: the one check of a head's forward,
+    known without reading a value back from the device. Their values come from the collators
+    and the task functions, which check them where a user's data comes in."""
+    if not isinstance(labels, torch.Tensor) or tuple(labels.shape) != tuple(shape):
+        got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
+        raise ValueError(f"labels must have the shape {what} {tuple(shape)}, got {got}")
+    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        raise ValueError(f"labels must hold integer ids, got dtype {labels.dtype}")
 
 
 def label_names(labels: Labels) -> list[str]:
@@ -163,6 +176,10 @@ class ClassifierHead(EncoderHead):
     num_labels: int
     id2label: dict[int, str] | None
     dropout: nn.Dropout
+
+    @property
+    def label_classes(self) -> int | None:
+        return self.num_labels if self.num_labels > 1 else None  # 1: regression, a number
 
     def head_config(self) -> dict[str, Any]:
         keys: dict[str, Any] = {"num_labels": self.num_labels, "classifier_dropout": self.dropout.p}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 
 from mlmcourse.heads.masked_lm import BertForMaskedLM, MaskedLMOutput
-from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import EncoderConfig
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = ["BertForCausalLM", "CausalLMOutput", "shift_labels"]
 

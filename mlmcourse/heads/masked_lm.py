@@ -14,16 +14,21 @@ Using it to fill in blanks is :mod:`mlmcourse.tasks.fill_mask`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmcourse.heads.base import EncoderHead, encoder_state, load_encoder_state
-from mlmcourse.masking import IGNORE_INDEX
-from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.model.bert import reads_back
+from mlmcourse.heads.base import (
+    EncoderHead,
+    check_labels_shape,
+    encoder_state,
+    load_encoder_state,
+)
+from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.model.config import ACTIVATIONS
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = [
     "BertForMaskedLM",
@@ -31,7 +36,6 @@ __all__ = [
     "BertOnlyMLMHead",
     "BertPredictionHeadTransform",
     "MaskedLMOutput",
-    "check_labels",
     "masked_lm_loss",
 ]
 
@@ -94,7 +98,7 @@ class MaskedLMOutput:
 def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of ``logits`` (N, V) against ``targets`` (N,), in fp32; 0 when N == 0.
 
-    ``F.cross_entropy`` over zero targets is ``0/0 = NaN`` (a seed bug): its gradient happens
+    ``F.cross_entropy`` over zero targets is ``0/0 = NaN``: its gradient happens
     to be zero, but the NaN loss stops a run that checks for divergence and spoils the logged
     means, and a hand-written masked mean would put NaN into every gradient. An empty batch
     contributes a zero loss that still has a gradient path.
@@ -115,7 +119,7 @@ class BertForMaskedLM(EncoderHead):
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        self.bert = BertModel(config)
+        self.bert = encoder_for(config)
         self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
         # BERT's initialisation for the head's transform; the decoder is the (already
         # initialised) embedding matrix and the output bias starts at zero.
@@ -129,6 +133,11 @@ class BertForMaskedLM(EncoderHead):
         load_encoder_state(model.bert, state)
         return model
 
+    @property
+    def label_classes(self) -> int:
+        """Labels are token ids: one class per row of the vocabulary."""
+        return self.config.vocab_size
+
     def targets(self, labels: torch.Tensor) -> torch.Tensor:
         """The token each position predicts (``-100``: none). MLM: the labels themselves."""
         return labels
@@ -139,29 +148,17 @@ class BertForMaskedLM(EncoderHead):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,
-        position_ids: torch.Tensor | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        unpad: bool = False,
+        **encoder_options: Any,
     ) -> MaskedLMOutput:
         """Loss (with ``labels``) and logits: (N, V) at the targets, or (B, T, V) without labels.
 
-        ``position_ids`` restarting at 0 mark packed rows (see :class:`~mlmcourse.model.BertModel`).
+        ``encoder_options`` go to the encoder (:meth:`~mlmcourse.heads.base.EncoderHead.encode`).
         """
-        out = self.bert(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            position_ids=position_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            unpad=unpad,
-        )
+        out = self.encode(input_ids, attention_mask, token_type_ids, **encoder_options)
         hidden = out.last_hidden_state  # (B, T, H)
         if labels is None:
             return self.output_type(None, self.cls(hidden), out.hidden_states, out.attentions)
-        check_labels(labels, input_ids, self.config.vocab_size)
+        check_labels_shape(labels, input_ids.shape, "of input_ids")
         targets = self.targets(labels)
         selected = targets != IGNORE_INDEX  # (B, T)
         logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
@@ -169,23 +166,3 @@ class BertForMaskedLM(EncoderHead):
         return self.output_type(loss, logits, out.hidden_states, out.attentions)
 
     output_type: type[MaskedLMOutput] = MaskedLMOutput
-
-
-def check_labels(labels: torch.Tensor, input_ids: torch.Tensor, vocab_size: int) -> None:
-    """Labels are token ids (or -100) with the shape of ``input_ids``; the values are read back
-    only on CPU, so a GPU step never waits for them (a wrong id there fails in the loss)."""
-    if not isinstance(labels, torch.Tensor) or labels.shape != input_ids.shape:
-        got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
-        raise ValueError(
-            f"labels must have the shape of input_ids {tuple(input_ids.shape)}, got {got}"
-        )
-    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
-        raise ValueError(f"labels must hold integer token ids (or -100), got {labels.dtype}")
-    if not reads_back(labels):
-        return
-    scored = labels[labels != IGNORE_INDEX]
-    if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= vocab_size):
-        raise ValueError(
-            f"labels must be token ids in [0, vocab_size={vocab_size}) or -100 "
-            f"(ignored), got values from {int(scored.min())} to {int(scored.max())}"
-        )

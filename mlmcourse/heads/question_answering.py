@@ -5,20 +5,21 @@ pooler) and one linear layer from the hidden size to 2, read as a start logit an
 at every position. Training is two classifications over the positions of a window, one for the
 answer's first token and one for its last; the loss is the mean of the two cross-entropies.
 It starts from a pretrained encoder (:meth:`~BertForQuestionAnswering.from_encoder`,
-:meth:`~BertForQuestionAnswering.from_pretrained`); only ``qa_outputs`` starts at random.
+:meth:`~BertForQuestionAnswering.from_checkpoint`); only ``qa_outputs`` starts at random.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.heads.base import EncoderHead, encoder_state, load_encoder_state
-from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model import EncoderConfig, encoder_for
 
 __all__ = ["BertForQuestionAnswering", "QuestionAnsweringModelOutput", "span_loss"]
 
@@ -45,7 +46,7 @@ class BertForQuestionAnswering(EncoderHead):
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        self.bert = BertModel(config)
+        self.bert = encoder_for(config)
         self.qa_outputs = nn.Linear(config.hidden_size, 2)
         nn.init.normal_(self.qa_outputs.weight, std=config.initializer_range)
         nn.init.zeros_(self.qa_outputs.bias)
@@ -68,49 +69,32 @@ class BertForQuestionAnswering(EncoderHead):
         token_type_ids: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        unpad: bool = False,
+        **encoder_options: Any,
     ) -> QuestionAnsweringModelOutput:
-        """Start and end logits (B, T); with ``start_positions`` and ``end_positions`` (B,), the loss.
-
-        The padded path scores every position of a row, padding included, as ``transformers``
-        does. With ``unpad=True`` padding has no hidden state, so it gets the lowest logit and
-        the loss's softmax runs over the real tokens only.
-        """
-        out = self.encode(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            unpad=unpad,
-        )
+        """Start and end logits (B, T); with ``start_positions`` and ``end_positions`` (B,), the
+        loss. Every position of a row is scored, padding included, as ``transformers`` does; on
+        the speed path (``unpad=True``) padding has no hidden state and gets the lowest logit."""
+        out = self.encode(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.qa_outputs(out.last_hidden_state)  # (B, T, 2)
-        if unpad and attention_mask is not None:  # padding cannot be an answer
-            padding = attention_mask[..., None] == 0  # (B, T, 1)
-            logits = logits.masked_fill(padding, torch.finfo(logits.dtype).min)
+        if encoder_options.get("unpad") and attention_mask is not None:
+            logits = logits.masked_fill(
+                attention_mask[..., None] == 0, torch.finfo(logits.dtype).min
+            )
         start_logits, end_logits = logits.unbind(-1)  # (B, T) each
         loss = None
-        if (start_positions is None) != (end_positions is None):
-            raise ValueError("give both start_positions and end_positions, or neither")
-        if start_positions is not None:
+        if start_positions is not None or end_positions is not None:
             loss = span_loss(start_logits, end_logits, start_positions, end_positions)
         return QuestionAnsweringModelOutput(
-            loss,
-            start_logits.contiguous(),
-            end_logits.contiguous(),
-            out.hidden_states,
+            loss, start_logits.contiguous(), end_logits.contiguous(), out.hidden_states,
             out.attentions,
-        )
+        )  # fmt: skip
 
 
 def span_loss(
     start_logits: torch.Tensor,
     end_logits: torch.Tensor,
-    start_positions: torch.Tensor,
-    end_positions: torch.Tensor,
+    start_positions: torch.Tensor | None,
+    end_positions: torch.Tensor | None,
 ) -> torch.Tensor:
     """The mean of the start and end cross-entropies over the positions of each row, (B, T) -> ().
 
@@ -119,6 +103,8 @@ def span_loss(
     When *every* position is ignored, ``transformers`` returns NaN (a mean over nothing); we
     return a zero that still has a graph, so a training loop does not stop on it.
     """
+    if start_positions is None or end_positions is None:
+        raise ValueError("give both start_positions and end_positions, or neither")
     batch, seq_len = start_logits.shape
     for name, positions in (("start_positions", start_positions), ("end_positions", end_positions)):
         if positions.dtype.is_floating_point or positions.dtype == torch.bool:

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.heads.base import ClassifierHead, encoder_state, load_encoder_state
-from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.model.bert import reads_back
+from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.utils.checks import check_number, check_positive_int
 
-__all__ = ["BertForSequenceClassification", "SequenceClassifierOutput"]
+__all__ = [
+    "BertForSequenceClassification",
+    "SequenceClassifierOutput",
+    "sequence_classification_loss",
+]
 
 
 @dataclass
@@ -54,7 +58,7 @@ class BertForSequenceClassification(ClassifierHead):
         dropout = config.hidden_dropout_prob if classifier_dropout is None else classifier_dropout
         dropout = check_number(dropout, "classifier_dropout", low=0, high=1, high_open=True)
         self.id2label = _label_names(id2label, num_labels)
-        self.bert = BertModel(config, add_pooling_layer=True)
+        self.bert = encoder_for(config, add_pooling_layer=True)
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(config.hidden_size, num_labels)
         nn.init.normal_(self.classifier.weight, std=config.initializer_range)
@@ -83,38 +87,31 @@ class BertForSequenceClassification(ClassifierHead):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        unpad: bool = False,
+        **encoder_options: Any,
     ) -> SequenceClassifierOutput:
         """Logits (B, num_labels); with ``labels`` (B,), the loss too."""
-        out = self.encode(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            unpad=unpad,
-        )
+        out = self.encode(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.classifier(self.dropout(out.pooler_output))  # (B, L)
-        loss = None if labels is None else self._loss(logits, labels)
+        loss = None if labels is None else sequence_classification_loss(logits, labels)
         return SequenceClassifierOutput(loss, logits, out.hidden_states, out.attentions)
 
-    def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        if labels.shape != logits.shape[:1]:
-            raise ValueError(
-                f"labels must be one per sequence, shape ({logits.shape[0]},), "
-                f"got {tuple(labels.shape)}"
-            )
-        if self.num_labels == 1:  # regression: one number per sequence
-            return F.mse_loss(logits.squeeze(-1), labels.to(logits.dtype))
-        if labels.dtype.is_floating_point:
-            raise ValueError(f"labels must be integer class ids, got dtype {labels.dtype}")
-        if reads_back(labels) and bool(((labels < 0) | (labels >= self.num_labels)).any()):
-            bad = labels[(labels < 0) | (labels >= self.num_labels)][0]
-            raise ValueError(f"labels must be in [0, {self.num_labels}), found {int(bad)}")
-        return F.cross_entropy(logits, labels)
+
+def sequence_classification_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over class ids, or, with one output (regression), the squared error.
+
+    ``labels`` must be one per sequence; their values come from the task functions, which check
+    them against the labels where a user's data comes in (:mod:`mlmcourse.tasks.classification`).
+    """
+    if labels.shape != logits.shape[:1]:
+        raise ValueError(
+            f"labels must be one per sequence, shape ({logits.shape[0]},), "
+            f"got {tuple(labels.shape)}"
+        )
+    if logits.shape[-1] == 1:  # regression: one number per sequence
+        return F.mse_loss(logits.squeeze(-1), labels.to(logits.dtype))
+    if labels.dtype.is_floating_point:
+        raise ValueError(f"labels must be integer class ids, got dtype {labels.dtype}")
+    return F.cross_entropy(logits, labels)
 
 
 def _label_names(id2label: Mapping[int, str] | Sequence[str] | None, num_labels: int) -> dict:

@@ -4,13 +4,14 @@
 dropout, and a linear layer from the hidden size to the labels, trained with cross-entropy over
 the pieces whose label is not ``IGNORE_INDEX``. It starts from a pretrained encoder
 (:meth:`~BertForTokenClassification.from_encoder`,
-:meth:`~BertForTokenClassification.from_pretrained`); only the classifier starts at random.
+:meth:`~BertForTokenClassification.from_checkpoint`); only the classifier starts at random.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -19,14 +20,14 @@ from torch import nn
 from mlmcourse.heads.base import (
     ClassifierHead,
     Labels,
+    check_labels_shape,
     encoder_state,
     label_names,
     load_encoder_state,
 )
-from mlmcourse.masking import IGNORE_INDEX
-from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.model.bert import reads_back
+from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.utils.checks import check_number, check_positive_int
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = ["BertForTokenClassification", "TokenClassifierOutput"]
 
@@ -45,8 +46,8 @@ class BertForTokenClassification(ClassifierHead):
     """The encoder, dropout, and one linear layer that scores every label at every piece.
 
     ``class_weights`` (one per label) scale the cross-entropy so rare entity labels are not
-    drowned by ``O``. Dropout is an ``nn.Dropout``, so ``model.eval()`` switches it off (the
-    seed chapter kept it on at inference, and its predictions changed from run to run).
+    drowned by ``O``. Dropout is an ``nn.Dropout``, so ``model.eval()`` switches it off (left
+    on at inference, it makes predictions change from run to run).
     ``id2label`` names the labels, which decoding into entities needs.
     """
 
@@ -70,7 +71,7 @@ class BertForTokenClassification(ClassifierHead):
             if len(names) != num_labels:
                 raise ValueError(f"id2label has {len(names)} labels but num_labels={num_labels}")
             self.id2label = dict(enumerate(names))
-        self.bert = BertModel(config)
+        self.bert = encoder_for(config)
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(config.hidden_size, num_labels)
         nn.init.normal_(self.classifier.weight, std=config.initializer_range)
@@ -115,44 +116,34 @@ class BertForTokenClassification(ClassifierHead):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        unpad: bool = False,
+        **encoder_options: Any,
     ) -> TokenClassifierOutput:
         """Logits (B, T, num_labels); with ``labels`` (B, T, ``-100`` = skip), the loss too."""
-        out = self.encode(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            unpad=unpad,
-        )
+        out = self.encode(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.classifier(self.dropout(out.last_hidden_state))  # (B, T, L)
-        loss = None if labels is None else self._loss(logits, labels, input_ids)
+        loss = None
+        if labels is not None:
+            check_labels_shape(labels, input_ids.shape, "of input_ids")
+            loss = token_classification_loss(logits, labels, self.class_weights)
         return TokenClassifierOutput(loss, logits, out.hidden_states, out.attentions)
 
-    def _loss(
-        self, logits: torch.Tensor, labels: torch.Tensor, input_ids: torch.Tensor
-    ) -> torch.Tensor:
-        if labels.shape != input_ids.shape:
-            raise ValueError(
-                f"labels must have the shape of input_ids {tuple(input_ids.shape)}, got {tuple(labels.shape)}"
-            )
-        if labels.dtype.is_floating_point:
-            raise ValueError(f"labels must be integer label ids, got dtype {labels.dtype}")
-        scored = labels != IGNORE_INDEX
-        bad = scored & ((labels < 0) | (labels >= self.num_labels))
-        if reads_back(labels) and bad.any():
-            raise ValueError(
-                f"labels must be in [0, {self.num_labels}) or {IGNORE_INDEX}, found {int(labels[bad][0])}"
-            )
-        if not scored.any():  # nothing to learn from; a zero that still has a graph
-            return logits.sum() * 0.0
-        return F.cross_entropy(
-            logits.reshape(-1, self.num_labels),
-            labels.reshape(-1),
-            weight=self.class_weights,
-            ignore_index=IGNORE_INDEX,
-        )
+
+def token_classification_loss(
+    logits: torch.Tensor, labels: torch.Tensor, class_weights: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Cross-entropy over the labelled tokens (``-100``: skipped), (B, T, L), (B, T) -> ().
+
+    A batch with no labelled token gives a zero that still has a graph, instead of the NaN of
+    a mean over nothing.
+    """
+    num_labels = logits.shape[-1]
+    if labels.numel() == 0:
+        return logits.sum() * 0.0
+    loss = F.cross_entropy(
+        logits.reshape(-1, num_labels), labels.reshape(-1), weight=class_weights,
+        ignore_index=IGNORE_INDEX, reduction="sum",
+    )  # fmt: skip
+    weights = (labels != IGNORE_INDEX).to(logits.dtype)
+    if class_weights is not None:  # the weighted mean, as cross_entropy's own
+        weights = class_weights[labels.clamp(min=0)] * weights
+    return loss / weights.sum().clamp(min=torch.finfo(logits.dtype).tiny)

@@ -32,7 +32,6 @@ from mlmcourse.checkpoint.files import CONFIG_NAME, WEIGHTS_NAME
 from mlmcourse.checkpoint.weights import check_vocab_fits, load_state_strict, split_encoder_state
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.model import BertModel, EncoderConfig
-from mlmcourse.model.config import MODERN_FIELDS
 from mlmcourse.utils.checks import read_json, reading
 
 __all__ = [
@@ -80,19 +79,13 @@ def config_from_hf(hf_config: Mapping[str, Any]) -> EncoderConfig:
 
 def config_to_hf(config: EncoderConfig, architectures: Sequence[str] = ("BertModel",)) -> dict:
     """The ``config.json`` that ``transformers.BertConfig`` reads for this config."""
-    if config.pre_layer_norm:
-        raise ValueError(
-            "transformers' BERT is post-LayerNorm; a model with pre_layer_norm=True has no "
-            "equivalent there and cannot be exported"
-        )
-    if not config.is_bert:
-        changed = [f for f in MODERN_FIELDS if getattr(config, f) != getattr(EncoderConfig(), f)]
+    if type(config) is not EncoderConfig:
+        switches = {k: v for k, v in config.to_dict().items() if k not in EncoderConfig().to_dict()}
         raise ValueError(
             f"transformers' BERT has none of the modern encoder's switches, and this config "
-            f"sets {changed}; it cannot be exported as a BERT"
+            f"has {switches}; it cannot be exported as a BERT"
         )
-    values = {k: v for k, v in config.to_dict().items() if k not in MODERN_FIELDS}
-    values.pop("pre_layer_norm")
+    values = config.to_dict()
     is_causal = values.pop("is_causal")
     return {
         "architectures": list(architectures),
@@ -283,10 +276,10 @@ def export_hf(model: BertForMaskedLM, directory: str | Path, *, tokenizer: Any =
     """
     if not isinstance(model, BertForMaskedLM):
         raise TypeError(f"export_hf needs a BertForMaskedLM, got {type(model).__name__}")
-    if model.config.pre_layer_norm or model.config.is_causal:
+    if type(model.config) is not EncoderConfig or model.config.is_causal:
         raise ValueError(
-            "transformers.BertForMaskedLM is post-LayerNorm and bidirectional; a model with "
-            "pre_layer_norm=True or is_causal=True has no equivalent there"
+            "transformers.BertForMaskedLM is BERT, post-LayerNorm and bidirectional; a model "
+            "with the modern encoder's switches or is_causal=True has no equivalent there"
         )
     return save_hf(
         model.state_dict(),

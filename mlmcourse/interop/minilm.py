@@ -29,8 +29,9 @@ from mlmcourse.checkpoint import WeightsMismatchError, load_state_strict
 from mlmcourse.checkpoint.weights import BENIGN_KEYS
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.interop.bert import minilm_directory, read_hf_checkpoint
-from mlmcourse.masking import IGNORE_INDEX, MLMCollator
+from mlmcourse.masking import MLMCollator
 from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import seeded_generator
 
 __all__ = [
@@ -153,6 +154,14 @@ def masked_features(
     return torch.cat(features), torch.cat(targets)
 
 
+def _check_head_data(features: torch.Tensor, targets: torch.Tensor) -> None:
+    if features.shape[0] != targets.shape[0] or features.shape[0] == 0:
+        raise ValueError(
+            f"features {tuple(features.shape)} and targets {tuple(targets.shape)} must be "
+            "non-empty and have one row per masked token"
+        )
+
+
 def fit_mlm_head(
     model: BertForMaskedLM,
     features: torch.Tensor,
@@ -170,11 +179,7 @@ def fit_mlm_head(
     """
     check_positive_int(epochs, "epochs")
     check_positive_int(batch_size, "batch_size")
-    if features.shape[0] != targets.shape[0] or features.shape[0] == 0:
-        raise ValueError(
-            f"features {tuple(features.shape)} and targets {tuple(targets.shape)} must be "
-            "non-empty and have one row per masked token"
-        )
+    _check_head_data(features, targets)
     params = dict(model.named_parameters())
     trained = [params[k] for k in HEAD_KEYS]
     optimizer = torch.optim.AdamW(trained, lr=learning_rate, weight_decay=0.01)

@@ -35,7 +35,7 @@ import torch
 from mlmcourse.checkpoint import load_state_strict
 from mlmcourse.checkpoint.files import CONFIG_NAME
 from mlmcourse.interop.bert import hf_tokenizer, read_hf_weights
-from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model import ModernBertModel, ModernConfig
 from mlmcourse.utils.checks import read_json
 
 __all__ = ["config_from_modernbert", "encoder_state_from_modernbert", "load_modernbert"]
@@ -69,8 +69,8 @@ def _global_every(layer_types: list[str]) -> int:
     )
 
 
-def config_from_modernbert(hf_config: Mapping[str, Any]) -> EncoderConfig:
-    """Translate a ModernBERT ``config.json`` into an :class:`EncoderConfig` with its switches."""
+def config_from_modernbert(hf_config: Mapping[str, Any]) -> ModernConfig:
+    """Translate a ModernBERT ``config.json`` into a :class:`ModernConfig` with its switches."""
     model_type = hf_config.get("model_type")
     if model_type != "modernbert":
         raise ValueError(
@@ -96,7 +96,7 @@ def config_from_modernbert(hf_config: Mapping[str, Any]) -> EncoderConfig:
         "local_rope_theta", 10_000.0
     )
     dropout = float(hf_config.get("mlp_dropout", 0.0))
-    return EncoderConfig(
+    return ModernConfig(
         vocab_size=hf_config["vocab_size"],
         hidden_size=hf_config["hidden_size"],
         num_hidden_layers=n_layers,
@@ -143,8 +143,8 @@ def encoder_state_from_modernbert(state: Mapping[str, torch.Tensor]) -> dict[str
 
 def load_modernbert(
     directory: str | Path, *, device: torch.device | str = "cpu"
-) -> tuple[BertModel, Any]:
-    """Load a local ModernBERT folder as ``(BertModel in eval mode, tokenizer or None)``.
+) -> tuple[ModernBertModel, Any]:
+    """Load a local ModernBERT folder as ``(ModernBertModel in eval mode, tokenizer or None)``.
 
     Like :func:`mlmcourse.interop.bert.load_bert`: ``config.json`` gives the switches, the weights load
     strictly (every missing, unexpected or misshapen tensor is reported), and
@@ -154,7 +154,7 @@ def load_modernbert(
     if not (directory / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{directory} has no {CONFIG_NAME}, so it is not a model folder")
     config = config_from_modernbert(read_json(directory / CONFIG_NAME, "a ModernBERT config"))
-    model = BertModel(config)
+    model = ModernBertModel(config)
     state = encoder_state_from_modernbert(read_hf_weights(directory))
     load_state_strict(model, state, source=str(directory))
     tokenizer = hf_tokenizer(directory, config.vocab_size, f"load_modernbert({directory})")

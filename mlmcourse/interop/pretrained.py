@@ -55,7 +55,7 @@ from mlmcourse.heads import (
 from mlmcourse.interop.bert import config_from_hf, hf_tokenizer, read_hf_weights
 from mlmcourse.interop.hub import HubUnavailableError, checkpoint_folder
 from mlmcourse.interop.modernbert import config_from_modernbert, encoder_state_from_modernbert
-from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model import BertModel, EncoderConfig, ModernBertModel
 from mlmcourse.model.config import ACTIVATIONS
 from mlmcourse.utils.checks import ConfigError, check_choice, read_json
 
@@ -217,7 +217,7 @@ def _modernbert(
     its MLM head (``head.dense``, ``head.norm``, ``decoder``) onto ours."""
     config = config_from_modernbert(hf_config)
     if task == "feature-extraction":
-        return BertModel(config), encoder_state_from_modernbert(state)
+        return ModernBertModel(config), encoder_state_from_modernbert(state)
     if task != "fill-mask":
         raise ConfigError(f"{source}: a ModernBERT loads here as fill-mask or feature-extraction")
     activation = hf_config.get("classifier_activation", "gelu")

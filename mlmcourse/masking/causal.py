@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from mlmcourse.masking.collator import MLMCollator
-from mlmcourse.masking.core import IGNORE_INDEX
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = ["CLMCollator"]
 

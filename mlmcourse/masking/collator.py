@@ -16,8 +16,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlmcourse.masking.core import check_count, check_ratios, check_setting, mask_tokens
-from mlmcourse.masking.strategies import check_span_settings, mask_spans, mask_whole_words
+from mlmcourse.masking.core import (
+    Choose,
+    _check_generator,
+    _id_tuple,
+    _replacement,
+    check_count,
+    check_ratios,
+    check_setting,
+    choose_tokens,
+    mask_batch,
+)
+from mlmcourse.masking.strategies import check_span_settings, choose_spans, choose_words
 from mlmcourse.utils.checks import check_choice, check_int, check_integer_values, check_seed
 
 __all__ = ["MLMCollator", "STRATEGIES"]
@@ -92,6 +102,14 @@ class MLMCollator:
         self.seed = check_seed(seed)
         self.geometric_p, self.max_span_length = check_span_settings(geometric_p, max_span_length)
         self.tokenizer = tokenizer
+        # The 80/10/10 step's lookups, checked here once rather than at every batch.
+        self.replacement = _replacement(
+            tokenizer.mask_token_id,
+            _id_tuple(tokenizer.all_special_ids),
+            tokenizer.vocab_size,
+            self.mask_replace_prob,
+            self.random_replace_prob,
+        )
         self.generator = torch.Generator().manual_seed(self.seed)
         self._worker: tuple[int, int] | None = None  # (id, seed) of the worker we run in
 
@@ -173,6 +191,7 @@ class MLMCollator:
             "input_ids": _pad_rows(ids, filled, self.tokenizer.pad_token_id, "input_ids"),
             "attention_mask": torch.from_numpy(filled.astype(np.int64)),
         }
+        self.replacement.check_ids(batch["input_ids"])  # ids a user brings, checked here
         for name, fill in (("token_type_ids", 0), ("special_tokens_mask", 1), ("word_ids", -1)):
             present = [name in example for example in examples]
             if any(present) and not all(present):
@@ -195,29 +214,25 @@ class MLMCollator:
         self, batch: Mapping[str, torch.Tensor], generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask a padded batch (from :meth:`pad`) with this collator's strategy and settings."""
-        common = dict(
-            mask_token_id=self.tokenizer.mask_token_id,
-            special_ids=self.tokenizer.all_special_ids,
-            vocab_size=self.tokenizer.vocab_size,
+        ids = batch["input_ids"]  # (B, T), ids of this collator's tokenizer
+        _check_generator(generator, ids)
+        return mask_batch(
+            ids,
+            self._choose(batch.get("word_ids")),
+            self.replacement,
             special_tokens_mask=batch.get("special_tokens_mask"),
             mlm_probability=self.mlm_probability,
-            mask_replace_prob=self.mask_replace_prob,
-            random_replace_prob=self.random_replace_prob,
             min_masked=self.min_masked,
             generator=generator if generator is not None else self._stream(),
         )
-        ids = batch["input_ids"]
+
+    def _choose(self, word_ids: torch.Tensor | None) -> Choose:
+        """This collator's strategy as a rule (``word_ids``: ``(B, T)``, ``-1`` for none)."""
         if self.strategy == "token":
-            return mask_tokens(ids, **common)
+            return choose_tokens
         if self.strategy == "whole_word":
-            return mask_whole_words(ids, batch["word_ids"], **common)
-        return mask_spans(
-            ids,
-            batch.get("word_ids"),
-            geometric_p=self.geometric_p,
-            max_span_length=self.max_span_length,
-            **common,
-        )
+            return functools.partial(choose_words, word_ids)
+        return functools.partial(choose_spans, word_ids, self.geometric_p, self.max_span_length)
 
 
 def _check_max_length(max_length: Any) -> int:

@@ -1,9 +1,11 @@
 """What every masking strategy shares, and BERT's token masking built on it.
 
 A strategy only *chooses*: given which tokens may be targets (a :class:`Draw`), it returns the
-targets and one uniform number per token that decides the target's fate. :func:`mask_with` does the rest, the
-same for every strategy: it validates the arguments, protects special tokens and padding,
-applies the 80/10/10 replacement (:class:`Replacement`) and writes the ``labels``.
+targets and one uniform number per token that decides the target's fate. :func:`mask_batch` does the rest, the
+same for every strategy: it protects special tokens and padding, applies the 80/10/10
+replacement (:class:`Replacement`) and writes the ``labels``. :func:`mask_with` is its entry
+point for a user's values, which it checks first; a collator checks its settings once, when it
+is built, and calls :func:`mask_batch` for every batch.
 
 :func:`choose_each` is BERT's rule (each unit a target on its own); :func:`mask_tokens` is that
 rule over tokens. Whole-word masking is the same rule over words (``strategies.py``).
@@ -25,6 +27,7 @@ from mlmcourse.utils.checks import (
     check_positive_int,
     check_probability,
 )
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = [
     "IGNORE_INDEX",
@@ -38,11 +41,10 @@ __all__ = [
     "choose_each",
     "choose_tokens",
     "ensure_min_selected",
+    "mask_batch",
     "mask_tokens",
     "mask_with",
 ]
-
-IGNORE_INDEX = -100  # the ignore_index of torch.nn.functional.cross_entropy: not a target
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,6 +182,13 @@ class Replacement:
         self, input_ids: torch.Tensor, special_tokens_mask: torch.Tensor | None
     ) -> torch.Tensor:
         """``(B, T)`` True where a token may become a target: not special, not padding."""
+        selectable = self.ordinary.to(input_ids.device)[input_ids]  # (B, T)
+        if special_tokens_mask is not None:
+            selectable &= special_tokens_mask == 0
+        return selectable
+
+    def check_ids(self, input_ids: torch.Tensor) -> None:
+        """Refuse ids outside the vocabulary (a user's tensor; a collator's are its tokenizer's)."""
         if input_ids.numel():
             low, high = (int(v) for v in torch.aminmax(input_ids))
             if low < 0 or high >= self.vocab_size:
@@ -187,11 +196,6 @@ class Replacement:
                     f"input_ids must be in [0, vocab_size={self.vocab_size}), "
                     f"got values from {low} to {high}"
                 )
-        selectable = self.ordinary.to(input_ids.device)[input_ids]  # (B, T)
-        if special_tokens_mask is not None:
-            special = check_same_shape(special_tokens_mask, input_ids, "special_tokens_mask")
-            selectable &= special == 0
-        return selectable
 
     def apply(
         self,
@@ -297,13 +301,12 @@ def mask_with(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Mask ``input_ids`` (``(T,)`` or ``(B, T)``) at the targets that ``choose`` picks.
 
-    ``choose(draw)`` is the strategy: from a :class:`Draw` it returns the targets ``selected``
-    and a uniform number ``outcome`` per position, both ``(B, T)``. A target becomes ``[MASK]``
-    with probability ``mask_replace_prob``, a random non-special id with probability
-    ``random_replace_prob``, and stays unchanged otherwise. Ids in ``special_ids`` (the
-    tokenizer's ``all_special_ids``, which include ``[PAD]``) and those ``special_tokens_mask``
-    marks are never selectable. Returns ``(inputs, labels)`` shaped like ``input_ids``, both
-    new tensors: ``labels`` is the original id at targets and ``-100`` elsewhere.
+    The entry point for a user's values: it checks them, then runs :func:`mask_batch`. A target
+    becomes ``[MASK]`` with probability ``mask_replace_prob``, a random non-special id with
+    probability ``random_replace_prob``, and stays unchanged otherwise. Ids in ``special_ids``
+    (the tokenizer's ``all_special_ids``, which include ``[PAD]``) and those
+    ``special_tokens_mask`` marks are never selectable. Returns new ``(inputs, labels)`` shaped
+    like ``input_ids``: ``labels`` is the original id at targets and ``-100`` elsewhere.
     ``generator`` (on ``input_ids``' device) makes the result repeatable.
     """
     ids = _as_batch(input_ids)  # (B, T)
@@ -311,14 +314,44 @@ def mask_with(
     mlm_probability, mask_replace_prob, random_replace_prob = check_ratios(
         mlm_probability, mask_replace_prob, random_replace_prob
     )
-    min_masked = check_count(min_masked, "min_masked")
     replacement = _replacement(
         mask_token_id, _id_tuple(special_ids), vocab_size, mask_replace_prob, random_replace_prob
     )
-    selectable = replacement.selectable(ids, special_tokens_mask)  # (B, T)
-    selected, outcome = choose(Draw(selectable, mlm_probability, min_masked, generator))
-    inputs, labels = replacement.apply(ids, selected, outcome, generator)
+    replacement.check_ids(ids)
+    if special_tokens_mask is not None:
+        special_tokens_mask = check_same_shape(special_tokens_mask, ids, "special_tokens_mask")
+    inputs, labels = mask_batch(
+        ids,
+        choose,
+        replacement,
+        special_tokens_mask=special_tokens_mask,
+        mlm_probability=mlm_probability,
+        min_masked=check_count(min_masked, "min_masked"),
+        generator=generator,
+    )
     return inputs.reshape(input_ids.shape), labels.reshape(input_ids.shape)
+
+
+def mask_batch(
+    input_ids: torch.Tensor,
+    choose: Choose,
+    replacement: Replacement,
+    *,
+    special_tokens_mask: torch.Tensor | None = None,
+    mlm_probability: float = 0.15,
+    min_masked: int = 0,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pipeline every strategy shares, over a ``(B, T)`` batch of checked values.
+
+    Special tokens and padding are never selectable; ``choose`` picks the targets and a uniform
+    number per position that decides each one's fate; the replacement corrupts them and
+    writes the labels.
+    """
+    selectable = replacement.selectable(input_ids, special_tokens_mask)  # (B, T)
+    draw = Draw(selectable, mlm_probability, min_masked, generator)
+    selected, outcome = choose(draw)  # (B, T) each
+    return replacement.apply(input_ids, selected, outcome, generator)
 
 
 def ensure_min_selected(

@@ -1,19 +1,33 @@
-"""The encoder: BERT from embeddings to the last layer, and the modern switches.
+"""The encoder: BERT from embeddings to the last layer, then what later chapters build on it.
 
 In reading order:
 
-- :mod:`~mlmcourse.model.config`: :class:`EncoderConfig`, every size and switch, checked on
-  creation, and :class:`EncoderOutput`;
+- :mod:`~mlmcourse.model.config`: :class:`EncoderConfig`, every size checked on creation, and
+  :class:`EncoderOutput`;
 - :mod:`~mlmcourse.model.bert`: :class:`BertModel`, top to bottom (embeddings, self-attention,
-  the feed-forward block, the stack, the pooler), with Hugging Face's parameter names;
-- :mod:`~mlmcourse.model.modern`: rotary positions, gated feed-forward, RMSNorm and local
-  attention, the parts a modern encoder (ModernBERT) changes;
-- :mod:`~mlmcourse.model.unpadding`: computing on the real tokens only.
+  the feed-forward block, the stack, the pooler), with Hugging Face's parameter names; BERT
+  and nothing else;
+- :mod:`~mlmcourse.model.modern`: :class:`ModernConfig` and :class:`ModernBertModel`, the
+  modern encoder's switches (rotary positions, gated feed-forward, pre-LN, RMSNorm, no
+  biases, local attention) on BERT's pieces; :func:`encoder_for` builds either from a config;
+- :mod:`~mlmcourse.model.speed`: the speed path, BERT on the real tokens only and on packed
+  rows.
 
 The heads that turn the encoder's vectors into predictions are :mod:`mlmcourse.heads`.
 """
 
 from mlmcourse.model.bert import BertModel, eager_attention, mean_pooling
 from mlmcourse.model.config import EncoderConfig, EncoderOutput
+from mlmcourse.model.modern import ModernBertModel, ModernConfig, config_from_dict, encoder_for
 
-__all__ = ["BertModel", "EncoderConfig", "EncoderOutput", "eager_attention", "mean_pooling"]
+__all__ = [
+    "BertModel",
+    "EncoderConfig",
+    "EncoderOutput",
+    "ModernBertModel",
+    "ModernConfig",
+    "config_from_dict",
+    "eager_attention",
+    "encoder_for",
+    "mean_pooling",
+]

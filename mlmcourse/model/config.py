@@ -1,8 +1,8 @@
-"""The encoder's configuration (every size and switch, validated) and what it returns.
+"""The encoder's configuration (every size, validated) and what it returns.
 
-Kept apart from :mod:`mlmcourse.model` so the model file reads as the network alone; both
-names are re-exported there. Field names follow ``transformers.BertConfig`` so a
-``config.json`` written by :mod:`mlmcourse.checkpoint` is also a BERT config.
+Kept apart from the model so that :mod:`mlmcourse.model.bert` reads as the network alone;
+both names are also in :mod:`mlmcourse.model`. Field names follow ``transformers.BertConfig``,
+so a ``config.json`` written by :mod:`mlmcourse.checkpoint` is also a BERT config.
 """
 
 from __future__ import annotations
@@ -19,22 +19,9 @@ from mlmcourse.utils.checks import (
     check_choice,
     check_int,
     check_number,
-    check_positive_int,
 )
 
-__all__ = ["ACTIVATIONS", "MODERN_FIELDS", "SIZE_FIELDS", "EncoderConfig", "EncoderOutput"]
-
-# The switches of the modern encoder (mlmcourse.model.modern); BERT has each at its default.
-MODERN_FIELDS = (
-    "position_embedding_type",
-    "rope_theta",
-    "local_rope_theta",
-    "ffn_type",
-    "norm_type",
-    "bias",
-    "local_attention",
-    "global_attn_every_n_layers",
-)
+__all__ = ["ACTIVATIONS", "SIZE_FIELDS", "EncoderConfig", "EncoderOutput"]
 
 
 def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -68,33 +55,22 @@ SIZE_FIELDS = (
 _positive = partial(check_number, low=0.0, low_open=True)  # (0, inf)
 _dropout = partial(check_number, low=0.0, high=1.0, high_open=True)  # [0, 1): 1 drops all
 
-# The float fields and their checks: each finite (an infinite epsilon or theta is a typo).
+# The float fields and their checks: each finite (an infinite epsilon is a typo).
 _FLOAT_CHECKS = {
     "hidden_dropout_prob": _dropout,
     "attention_probs_dropout_prob": _dropout,
     "layer_norm_eps": _positive,
     "initializer_range": _positive,
-    "rope_theta": _positive,
-    "local_rope_theta": _positive,
 }
 
 
 @dataclass
 class EncoderConfig:
-    """Every size and switch of the encoder. The defaults are BERT-base's.
+    """Every size and switch of the BERT encoder. The defaults are BERT-base's.
 
-    ``pre_layer_norm=True`` applies each LayerNorm to a sublayer's input instead of to the
-    residual sum (the "pre-LN" Transformer, easier to train deep or with large learning rates);
-    it adds one final LayerNorm, and the first layer takes the embeddings' normalised output as
-    it is. ``is_causal=True`` lets each position attend only to itself and earlier positions
-    (the causal LM of the CLM vs MLM chapter).
-
-    The switches after ``is_causal`` are what later encoders changed (:mod:`mlmcourse.model.modern`),
-    each off by default: ``position_embedding_type="rotary"`` (with ``rope_theta``, and
-    ``local_rope_theta`` for local layers), ``ffn_type="geglu"`` or ``"swiglu"`` (``hidden_act``
-    is for ``"mlp"`` only), ``norm_type="rmsnorm"``, ``bias=False`` (no bias in projections
-    and norms), ``local_attention`` (a window, 0 for none) with ``global_attn_every_n_layers``.
-    ``type_vocab_size=0`` leaves out segment embeddings, as ModernBERT does.
+    ``is_causal=True`` lets each position attend only to itself and earlier positions (the
+    causal LM of the CLM vs MLM chapter). What later encoders changed is
+    :class:`mlmcourse.model.modern.ModernConfig`, a subclass.
     """
 
     vocab_size: int = 30522
@@ -110,22 +86,13 @@ class EncoderConfig:
     hidden_act: str = "gelu"
     pad_token_id: int = 0
     initializer_range: float = 0.02
-    pre_layer_norm: bool = False
     is_causal: bool = False
-    position_embedding_type: str = "absolute"
-    rope_theta: float = 10_000.0
-    local_rope_theta: float = 10_000.0
-    ffn_type: str = "mlp"
-    norm_type: str = "layernorm"
-    bias: bool = True
-    local_attention: int = 0
-    global_attn_every_n_layers: int = 1
 
     def __post_init__(self) -> None:
         # Each value is kept as the Python number its check returns (a NumPy int or a 0-d
         # tensor would not go into config.json).
-        for name in SIZE_FIELDS:  # 0 type_vocab_size: no segment embeddings
-            minimum = 0 if name == "type_vocab_size" else 1
+        for name in SIZE_FIELDS:
+            minimum = self._min_type_vocab_size if name == "type_vocab_size" else 1
             setattr(self, name, check_int(getattr(self, name), name, minimum=minimum))
         if self.hidden_size % self.num_attention_heads != 0:
             raise ConfigError(
@@ -133,7 +100,7 @@ class EncoderConfig:
                 f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads "
                 f"dimensions"
             )
-        for name, check in _FLOAT_CHECKS.items():
+        for name, check in self._float_checks().items():
             setattr(self, name, check(getattr(self, name), name))
         self.hidden_act = check_choice(self.hidden_act, "hidden_act", tuple(sorted(ACTIVATIONS)))
         self.pad_token_id = check_int(self.pad_token_id, "pad_token_id", minimum=0)
@@ -142,37 +109,12 @@ class EncoderConfig:
                 f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.pad_token_id!r}"
             )
-        for name in ("pre_layer_norm", "is_causal", "bias"):
-            setattr(self, name, check_bool(getattr(self, name), name))
-        self._check_modern_switches()
+        self.is_causal = check_bool(self.is_causal, "is_causal")
 
-    def _check_modern_switches(self) -> None:
-        for name, allowed in (
-            ("position_embedding_type", ("absolute", "rotary")),
-            ("ffn_type", ("mlp", "geglu", "swiglu")),
-            ("norm_type", ("layernorm", "rmsnorm")),
-        ):
-            setattr(self, name, check_choice(getattr(self, name), name, allowed))
-        self.local_attention = check_int(self.local_attention, "local_attention", minimum=0)
-        self.global_attn_every_n_layers = check_positive_int(
-            self.global_attn_every_n_layers, "global_attn_every_n_layers"
-        )
-        if self.position_embedding_type == "rotary" and self.attention_head_size % 2:
-            raise ConfigError(
-                f"rotary positions turn pairs of dimensions: hidden_size / num_attention_heads "
-                f"must be even, got {self.attention_head_size}"
-            )
+    _min_type_vocab_size = 1  # every BERT token has a segment
 
-    def is_local_layer(self, index: int) -> bool:
-        """Whether layer ``index`` attends within ``local_attention`` only (every
-        ``global_attn_every_n_layers``-th layer, starting with the first, is global)."""
-        return self.local_attention > 0 and index % self.global_attn_every_n_layers != 0
-
-    @property
-    def is_bert(self) -> bool:
-        """Whether every switch of :mod:`mlmcourse.model.modern` is off: BERT's architecture."""
-        defaults = EncoderConfig.__dataclass_fields__
-        return all(getattr(self, name) == defaults[name].default for name in MODERN_FIELDS)
+    def _float_checks(self) -> dict:
+        return _FLOAT_CHECKS
 
     @property
     def attention_head_size(self) -> int:
@@ -190,7 +132,7 @@ class EncoderConfig:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(
-                f"unknown EncoderConfig fields {unknown}; known fields: {sorted(known)}"
+                f"unknown {cls.__name__} fields {unknown}; known fields: {sorted(known)}"
             )
         return cls(**values)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import partial
 
-from mlmcourse.model import EncoderConfig
-from mlmcourse.model.config import MODERN_FIELDS
+from mlmcourse.model import EncoderConfig, config_from_dict
+from mlmcourse.model.modern import MODERN_FIELDS
 from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
 from mlmcourse.utils.checks import (
     ConfigError,
@@ -167,24 +167,31 @@ class PretrainConfig(TrainingConfig):
                 "shifted targets cut at each text's end (set packing: false)"
             )
         if not self.init_from:  # the model's keys, checked now rather than after the data loads
-            self.encoder_config(vocab_size=self.vocab_size, pad_token_id=0)
+            encoder = self.encoder_config(vocab_size=self.vocab_size, pad_token_id=0)
+            if (self.packing or self.unpad) and type(encoder) is not EncoderConfig:
+                raise ConfigError(
+                    "packing and unpad run on BERT's encoder (the speed path); the modern "
+                    "encoder's switches train padded: set packing: false and unpad: false"
+                )
 
     def encoder_config(self, *, vocab_size: int, pad_token_id: int) -> EncoderConfig:
-        """The :class:`~mlmcourse.model.EncoderConfig` of a fresh model for this config."""
-        return EncoderConfig(
-            vocab_size=vocab_size,
-            hidden_size=self.hidden_size,
-            num_hidden_layers=self.num_hidden_layers,
-            num_attention_heads=self.num_attention_heads,
-            intermediate_size=self.intermediate_size,
-            max_position_embeddings=self.max_length,
-            hidden_dropout_prob=self.hidden_dropout_prob,
-            attention_probs_dropout_prob=self.attention_probs_dropout_prob,
-            pad_token_id=pad_token_id,
-            pre_layer_norm=self.pre_layer_norm,
-            is_causal=self.training_mode == "clm",
-            # the modern encoder's switches that a pretraining config has
-            **{key: getattr(self, key) for key in MODERN_FIELDS if hasattr(self, key)},
+        """The config of a fresh model for this config: BERT's :class:`~mlmcourse.model.EncoderConfig`,
+        or a :class:`~mlmcourse.model.ModernConfig` when a modern switch is on."""
+        return config_from_dict(
+            dict(
+                vocab_size=vocab_size,
+                hidden_size=self.hidden_size,
+                num_hidden_layers=self.num_hidden_layers,
+                num_attention_heads=self.num_attention_heads,
+                intermediate_size=self.intermediate_size,
+                max_position_embeddings=self.max_length,
+                hidden_dropout_prob=self.hidden_dropout_prob,
+                attention_probs_dropout_prob=self.attention_probs_dropout_prob,
+                pad_token_id=pad_token_id,
+                is_causal=self.training_mode == "clm",
+                # the modern encoder's switches that a pretraining config has
+                **{key: getattr(self, key) for key in MODERN_FIELDS if hasattr(self, key)},
+            )
         )
 
     def training_config(self) -> TrainingConfig:

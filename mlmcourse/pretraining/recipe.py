@@ -21,6 +21,7 @@ from mlmcourse.data import load_wikitext2, world_texts
 from mlmcourse.heads import BertForCausalLM, BertForMaskedLM, load_checkpoint
 from mlmcourse.masking import MLMCollator
 from mlmcourse.masking.causal import CLMCollator
+from mlmcourse.model.speed import speed_path
 from mlmcourse.pretraining.config import PretrainConfig
 from mlmcourse.pretraining.loading import load_config
 from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer, load_tokenizer
@@ -53,6 +54,27 @@ class PretrainRun:
     collator: Any
 
 
+def _training_batches(
+    config: PretrainConfig,
+    model: nn.Module,
+    collator: MLMCollator | CLMCollator,
+    texts: Sequence[str],
+    job: distributed.DistributedInfo,
+) -> MLMBatches | PackedMLMBatches:
+    """Batch ``i`` of the run, on this rank. Packed rows need the encoder's speed path, which
+    keeps their texts apart; it is switched on here."""
+    if config.packing:
+        speed_path(model)
+    return (PackedMLMBatches if config.packing else MLMBatches)(
+        texts,
+        PackedMLMCollator(collator) if config.packing else collator,
+        batch_size=config.batch_size,
+        seed=config.seed,
+        rank=job.rank,
+        world_size=job.world_size,
+    )
+
+
 def pretrain(
     config: PretrainConfig | Mapping[str, Any],
     *,
@@ -60,12 +82,8 @@ def pretrain(
     log: Callable[[str], None] | None = print,
 ) -> PretrainRun:
     """The whole recipe: data, tokenizer, masking, model, :func:`~mlmcourse.training.train`,
-    checkpoint.
-
-    With ``init_from``, the model and tokenizer come from a checkpoint (continued pretraining /
-    domain adaptation): the new data is read with the old vocabulary, so the embeddings keep
-    their meaning.
-    """
+    checkpoint. With ``init_from``, the model and tokenizer come from a checkpoint (continued
+    pretraining): the new data is read with the old vocabulary."""
     if not isinstance(config, PretrainConfig):
         config = load_config(config)
     check_input_paths(config)
@@ -76,14 +94,7 @@ def pretrain(
     train_texts, validation_texts = load_texts(config.dataset)
     model, tokenizer = _model_and_tokenizer(config, train_texts, say)
     collator = build_collator(config, tokenizer, model.config.max_position_embeddings)
-    batches = (PackedMLMBatches if config.packing else MLMBatches)(
-        train_texts,
-        PackedMLMCollator(collator) if config.packing else collator,
-        batch_size=config.batch_size,
-        seed=config.seed,
-        rank=job.rank,
-        world_size=job.world_size,
-    )
+    batches = _training_batches(config, model, collator, train_texts, job)
     eval_batches = fixed_eval_batches(
         validation_texts, collator, batch_size=config.eval_batch_size, seed=config.eval_seed
     )

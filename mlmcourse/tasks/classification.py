@@ -13,10 +13,11 @@ from typing import Any
 
 import torch
 
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.tokenization.base import as_text_list
 from mlmcourse.training import TrainResult, fine_tune
-from mlmcourse.utils.checks import check_bool, check_positive_int
+from mlmcourse.utils.checks import check_bool, check_number, check_positive_int, is_int
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = [
@@ -52,6 +53,19 @@ def _batch(
     return batch
 
 
+def check_example_labels(labels: Sequence[Any], num_labels: int) -> None:
+    """Class ids in ``[0, num_labels)`` (a number each, for regression): checked once, where
+    the examples come in, not by the model at every step."""
+    for i, label in enumerate(labels):
+        if num_labels == 1:
+            check_number(label, f"the label of example {i}")
+        elif not is_int(label) or not 0 <= int(label) < num_labels:
+            raise ValueError(
+                f"labels must be in [0, {num_labels}), found {label!r} (example {i}); give "
+                f"class ids, not names"
+            )
+
+
 def fine_tune_classifier(
     model: BertForSequenceClassification,
     examples: Sequence[tuple[str, int | float]],
@@ -81,6 +95,7 @@ def fine_tune_classifier(
     """
     if not examples:
         raise ValueError("fine_tune_classifier needs at least one (text, label) example")
+    check_example_labels([label for _, label in examples], model.num_labels)
     check_bool(freeze_word_embeddings, "freeze_word_embeddings")
     model.bert.embeddings.word_embeddings.weight.requires_grad_(not freeze_word_embeddings)
     max_length = min(
@@ -111,6 +126,7 @@ def predict_logits(
 ) -> torch.Tensor:
     """Logits (N, num_labels) for ``texts``, in their order; batched by length for speed."""
     texts = as_text_list(texts, "texts")
+    check_vocab_fits(tokenizer, model.config.vocab_size, "predict_logits")
     max_length = max_length or model.config.max_position_embeddings
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     device = next(model.parameters()).device

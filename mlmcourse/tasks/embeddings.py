@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.model import mean_pooling
 from mlmcourse.tokenization.base import as_text_list
 from mlmcourse.utils.checks import check_bool, check_positive_int, read_json
@@ -96,6 +97,7 @@ def encode_sentences(
     check_positive_int(batch_size, "batch_size")
     check_bool(normalize, "normalize")
     encoder = getattr(model, "bert", model)
+    check_vocab_fits(tokenizer, encoder.config.vocab_size, "encode_sentences")
     max_length = _check_max_length(encoder, max_length)
     device = next(encoder.parameters()).device
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))

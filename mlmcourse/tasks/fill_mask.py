@@ -14,8 +14,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlmcourse.masking import IGNORE_INDEX
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = [
@@ -63,48 +64,49 @@ def fill_mask(
 ) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
     """Predict the words behind each ``[MASK]`` in ``text``, like ``pipeline("fill-mask")``.
 
-    Returns the ``top_k`` candidates as dicts ``{score, token, token_str, sequence}`` (one list
-    per mask when there are several). The input is used as written: it is never masked again
-    (re-masking at inference hides words the model should see, a seed bug). Dropout is off
-    (eval mode) while predicting, and the model's mode is restored after. Special tokens are
-    never proposed, nor ids past the tokenizer's vocabulary (an embedding matrix padded to a
-    round size has rows no token owns); ``score`` is the softmax probability over them all.
-    ``token_str`` is the candidate decoded alone, as the pipeline shows it: the token itself
-    for WordPiece (``"##s"`` too), with its space for byte-level BPE (``"Ġparis"`` is
-    ``" paris"``).
-    """
+    The ``top_k`` candidates ``{score, token, token_str, sequence}`` (a list per mask when
+    there are several), from the text as written (never masked again), dropout off. Specials
+    and ids past the vocabulary are never proposed; ``score`` is the softmax over all ids."""
     top_k = check_positive_int(top_k, "top_k")
+    check_vocab_fits(tokenizer, model.config.vocab_size, "fill_mask")
     ids, positions = _encode_masked(tokenizer, text)
     device = torch.device(device) if device is not None else next(model.parameters()).device
     with evaluating(model):
         input_ids = torch.tensor([ids], device=device)  # (1, T)
         logits = model(input_ids, torch.ones_like(input_ids)).logits[0, positions]  # (M, V)
-    probs = logits.float().softmax(-1)
-    never = [
-        i
-        for i in (tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id)
-        + (tokenizer.mask_token_id,)
-        if i is not None and i < probs.shape[-1]
-    ]
-    never += range(tokenizer.vocab_size, probs.shape[-1])  # rows no token has (ModernBERT pads)
-    ranked = probs.clone()
-    ranked[:, never] = -1.0
+    probs = logits.float().softmax(-1)  # (M, V)
+    never = _never_proposed(tokenizer, probs.shape[-1])
+    ranked = probs.index_fill(-1, torch.tensor(never, dtype=torch.long), -1.0)
     k = min(top_k, probs.shape[-1] - len(never))
-    results = []
-    for row, position in enumerate(positions):
-        top = ranked[row].topk(k).indices.tolist()
-        results.append(
-            [
-                {
-                    "score": float(probs[row, t]),
-                    "token": t,
-                    "token_str": tokenizer.decode([t], skip_special_tokens=False),
-                    "sequence": _sequence(tokenizer, ids, position, t),
-                }
-                for t in top
-            ]
-        )
+    results = [
+        [_candidate(tokenizer, ids, position, t, probs[row, t]) for t in ranked[row].topk(k)[1]]
+        for row, position in enumerate(positions)
+    ]
     return results[0] if len(results) == 1 else results
+
+
+def _never_proposed(tokenizer: Any, width: int) -> list[int]:
+    """The ids ``fill_mask`` never proposes: specials, and the rows past the tokenizer's
+    vocabulary (an embedding matrix padded to a round size, as ModernBERT's, has rows no token
+    owns)."""
+    specials = (tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id)
+    never = [i for i in (*specials, tokenizer.mask_token_id) if i is not None and i < width]
+    return sorted(set(never) | set(range(tokenizer.vocab_size, width)))
+
+
+def _candidate(
+    tokenizer: Any, ids: list[int], position: int, token: Any, score: Any
+) -> dict[str, Any]:
+    """One candidate as the pipeline gives it. ``token_str`` is the token decoded alone: the
+    token itself for WordPiece (``"##s"`` too), with its space for byte-level BPE (``"Ġparis"``
+    is ``" paris"``)."""
+    token = int(token)
+    return {
+        "score": float(score),
+        "token": token,
+        "token_str": tokenizer.decode([token], skip_special_tokens=False),
+        "sequence": _sequence(tokenizer, ids, position, token),
+    }
 
 
 def fill_mask_accuracy(

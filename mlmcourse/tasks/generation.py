@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.tasks.fill_mask import probe_accuracy
 from mlmcourse.utils.checks import check_number, check_positive_int
 from mlmcourse.utils.runtime import evaluating, seeded_generator
@@ -24,6 +25,8 @@ __all__ = [
     "PROMPT_WORDS",
     "generate",
     "mask_predict",
+    "mask_predict_rounds",
+    "next_token",
     "next_word",
     "next_word_accuracy",
     "left_context",
@@ -95,6 +98,25 @@ def _next_token_logits(model: nn.Module, ids: Sequence[int]) -> torch.Tensor:
     return model(input_ids).logits[0, -1].float()  # (V,): the distribution of token T
 
 
+def next_token(
+    logits: torch.Tensor,
+    do_sample: bool,
+    temperature: float,
+    top_k: int | None,
+    generator: torch.Generator | None,
+) -> int:
+    """The next token from ``logits`` (V,): the most probable one, or with ``do_sample`` a draw
+    from the softmax of ``logits / temperature`` over the ``top_k`` best (all when None),
+    ``generator`` making the draws repeatable."""
+    if not do_sample:
+        return int(logits.argmax())
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.numel():
+        kth = logits.topk(top_k).values[-1]
+        logits[logits < kth] = float("-inf")
+    return int(torch.multinomial(logits.softmax(-1).cpu(), 1, generator=generator))
+
+
 def generate(
     model: nn.Module,
     tokenizer: Any,
@@ -108,33 +130,19 @@ def generate(
 ) -> str:
     """Continue ``prompt`` one token at a time until ``[SEP]`` (end of sentence) or the limit.
 
-    Greedy by default (always the most probable token); ``do_sample=True`` draws from the
-    softmax of ``logits / temperature``, restricted to the ``top_k`` best tokens when given,
-    with ``generator`` for repeatable draws (Hugging Face's ``generate`` argument names).
-    ``[PAD]``, ``[CLS]``, ``[MASK]`` and ``[UNK]`` are never produced. Returns the prompt and
-    its continuation as text. No key/value cache: each step re-reads the whole sequence,
-    which is fine for sentences of a few dozen tokens.
-    """
+    Greedy by default; ``do_sample=True`` samples (:func:`next_token`, Hugging Face's argument
+    names). ``[PAD]``, ``[CLS]``, ``[MASK]`` and ``[UNK]`` are never produced. No key/value
+    cache: each step re-reads the whole sequence, fine for a few dozen tokens."""
     _check_causal(model, "generate")
     max_new_tokens, temperature, top_k = _check_sampling(max_new_tokens, temperature, top_k)
-    ids = _prompt_ids(tokenizer, prompt)
-    never = _never(tokenizer)
-    limit = model.config.max_position_embeddings
+    check_vocab_fits(tokenizer, model.config.vocab_size, "generate")
+    ids, never = _prompt_ids(tokenizer, prompt), _never(tokenizer)
+    room = model.config.max_position_embeddings - len(ids)  # positions left
     with evaluating(model):
-        for _ in range(max_new_tokens):
-            if len(ids) >= limit:
-                break
+        for _ in range(min(max_new_tokens, room)):
             logits = _next_token_logits(model, ids)  # (V,)
             logits[never] = float("-inf")
-            if not do_sample:
-                token = int(logits.argmax())
-            else:
-                logits = logits / temperature
-                if top_k is not None and top_k < logits.numel():
-                    kth = logits.topk(top_k).values[-1]
-                    logits[logits < kth] = float("-inf")
-                probs = logits.softmax(-1)
-                token = int(torch.multinomial(probs.cpu(), 1, generator=generator))
+            token = next_token(logits, do_sample, temperature, top_k, generator)
             if token == tokenizer.sep_token_id:
                 break
             ids.append(token)
@@ -152,12 +160,10 @@ def mask_predict(
 ) -> str:
     """ "Generate" with a masked LM: append ``num_tokens`` masks and fill them iteratively.
 
-    Mask-Predict (Ghazvininejad et al., 2019): predict every masked position at once, keep the
-    predictions, then mask again the ``n * (T - t) / T`` least confident of the generated tokens
-    and predict those again, for ``iterations`` rounds (default ``num_tokens``). Its limits are
-    the point: the length must be fixed before any word is chosen, and in each round the
-    blanks are filled independently of each other, so two blanks can pick words that do not
-    fit together. Greedy and deterministic. Returns prompt + continuation as text.
+    Mask-Predict (Ghazvininejad et al., 2019), in :func:`mask_predict_rounds`, for
+    ``iterations`` rounds (default ``num_tokens``). Its limits are the point: the length is
+    fixed before any word is chosen, and the blanks of one round are filled independently of
+    each other. Greedy and deterministic. Returns prompt + continuation as text.
     """
     if getattr(model.config, "is_causal", False):
         raise ValueError(
@@ -165,6 +171,7 @@ def mask_predict(
         )
     num_tokens = check_positive_int(num_tokens, "num_tokens")
     iterations = check_positive_int(num_tokens if iterations is None else iterations, "iterations")
+    check_vocab_fits(tokenizer, model.config.vocab_size, "mask_predict")
     prompt_ids = _prompt_ids(tokenizer, prompt)
     start = len(prompt_ids)
     ids = prompt_ids + [tokenizer.mask_token_id] * num_tokens + [tokenizer.sep_token_id]
@@ -173,25 +180,39 @@ def mask_predict(
             f"prompt ({start} tokens) + num_tokens ({num_tokens}) + [SEP] is longer than the "
             f"model's max_position_embeddings={model.config.max_position_embeddings}"
         )
-    never = _never(tokenizer)
     input_ids = torch.tensor([ids], device=_device(model))  # (1, T)
-    blank = slice(start, start + num_tokens)
-    confidence = torch.zeros(num_tokens, device=input_ids.device)  # (n,)
-    masked = torch.ones(num_tokens, dtype=torch.bool, device=input_ids.device)
     with evaluating(model):
-        for t in range(iterations):
-            logits = model(input_ids).logits[0, blank].float()  # (n, V)
-            logits[:, never] = float("-inf")
-            probs, tokens = logits.softmax(-1).max(-1)  # (n,), (n,)
-            input_ids[0, blank] = torch.where(masked, tokens, input_ids[0, blank])
-            confidence = torch.where(masked, probs, confidence)
-            n_remask = num_tokens * (iterations - 1 - t) // iterations
-            if n_remask == 0:
-                break
-            masked = torch.zeros_like(masked)
-            masked[confidence.topk(n_remask, largest=False).indices] = True
-            input_ids[0, blank] = input_ids[0, blank].masked_fill(masked, tokenizer.mask_token_id)
+        blank, never = slice(start, start + num_tokens), _never(tokenizer)
+        mask_predict_rounds(model, input_ids, blank, iterations, never, tokenizer.mask_token_id)
     return tokenizer.decode(input_ids[0].tolist(), skip_special_tokens=True)
+
+
+def mask_predict_rounds(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    blank: slice,
+    iterations: int,
+    never: list[int],
+    mask_token_id: int,
+) -> None:
+    """Fill the masks of ``input_ids[0, blank]`` in place: predict every masked position at
+    once, keep the predictions, then mask again the ``n * (T - t) / T`` least confident of
+    them and predict those again, for ``iterations`` rounds. ``never``: ids never chosen."""
+    n = blank.stop - blank.start
+    confidence = torch.zeros(n, device=input_ids.device)  # (n,)
+    masked = torch.ones(n, dtype=torch.bool, device=input_ids.device)
+    for t in range(iterations):
+        logits = model(input_ids).logits[0, blank].float()  # (n, V)
+        logits[:, never] = float("-inf")
+        probs, tokens = logits.softmax(-1).max(-1)  # (n,), (n,)
+        input_ids[0, blank] = torch.where(masked, tokens, input_ids[0, blank])
+        confidence = torch.where(masked, probs, confidence)
+        n_remask = n * (iterations - 1 - t) // iterations
+        if n_remask == 0:
+            break
+        masked = torch.zeros_like(masked)
+        masked[confidence.topk(n_remask, largest=False).indices] = True
+        input_ids[0, blank] = input_ids[0, blank].masked_fill(masked, mask_token_id)
 
 
 def left_context(text: str, mask_token: str = "[MASK]") -> str:

@@ -23,12 +23,12 @@ from torch import nn
 
 from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.heads import BertForTokenClassification
-from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, tokenize_and_align_labels
 from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating, seeded_generator
 
-__all__ = ["LinearProbeResult", "token_features", "linear_probe", "unseen_name_probe"]
+__all__ = ["LinearProbeResult", "fit_linear", "linear_probe", "token_features", "unseen_name_probe"]
 
 
 @dataclass
@@ -82,6 +82,38 @@ def token_features(
     return torch.cat(features), torch.cat(labels)
 
 
+def fit_linear(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_labels: int,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+) -> tuple[nn.Linear, list[float]]:
+    """A linear classifier on frozen ``features`` (N, H) for ``labels`` (N,), and its mean
+    loss per epoch: AdamW on mini-batches in a seeded order, from a seeded start."""
+    generator = seeded_generator(seed)
+    classifier = nn.Linear(features.shape[1], num_labels)
+    with torch.no_grad():  # a seeded start, independent of the global RNG
+        classifier.weight.normal_(0.0, 0.02, generator=generator)
+        classifier.bias.zero_()
+    optimizer = torch.optim.AdamW(classifier.parameters(), lr=learning_rate, weight_decay=0.0)
+    losses = []
+    for _ in range(epochs):
+        order = torch.randperm(len(labels), generator=generator)  # (N,)
+        total = 0.0
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            loss = F.cross_entropy(classifier(features[rows]), labels[rows])
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            total += float(loss.detach()) * len(rows)
+        losses.append(total / len(labels))
+    return classifier, losses
+
+
 def linear_probe(
     encoder: nn.Module,
     tokenizer: Any,
@@ -110,26 +142,9 @@ def linear_probe(
     encoder = _encoder(encoder)
     label_vocab = label_vocab or LabelVocab.from_sentences(train_sentences)
     features, labels = token_features(encoder, tokenizer, train_sentences, label_vocab)
-
-    generator = seeded_generator(seed)
-    classifier = nn.Linear(features.shape[1], label_vocab.num_labels)
-    with torch.no_grad():  # a seeded start, independent of the global RNG
-        classifier.weight.normal_(0.0, 0.02, generator=generator)
-        classifier.bias.zero_()
-    optimizer = torch.optim.AdamW(classifier.parameters(), lr=learning_rate, weight_decay=0.0)
-    losses = []
-    for _ in range(epochs):
-        order = torch.randperm(len(labels), generator=generator)
-        total = 0.0
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            loss = F.cross_entropy(classifier(features[rows]), labels[rows])
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            total += float(loss.detach()) * len(rows)
-        losses.append(total / len(labels))
-
+    classifier, losses = fit_linear(
+        features, labels, label_vocab.num_labels, epochs, batch_size, learning_rate, seed
+    )
     model = BertForTokenClassification.from_encoder(  # copies the encoder's weights
         encoder,
         label_vocab.num_labels,

@@ -21,9 +21,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlmcourse.masking import IGNORE_INDEX
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.tokenization.base import as_text_list
 from mlmcourse.utils.checks import check_bool, check_positive_int
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = [
@@ -164,6 +165,7 @@ def label_probabilities(
     verbalizers = DEFAULT_VERBALIZERS if verbalizers is None else verbalizers
     texts = as_text_list(texts, "texts")
     check_positive_int(batch_size, "batch_size")
+    check_vocab_fits(tokenizer, model.config.vocab_size, "label_probabilities")
     mask_token = tokenizer.convert_ids_to_tokens([tokenizer.mask_token_id])[0]
     _check_template(template, mask_token)
     word_ids = verbalizer_ids(tokenizer, verbalizers)

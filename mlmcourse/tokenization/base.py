@@ -306,12 +306,8 @@ class BaseTokenizer(ABC):
         else:
             width = max(lengths)
         pad_id = self.pad_token_id
-        rows: dict[str, list[list[int]]] = {
-            "input_ids": [],
-            "attention_mask": [],
-            "token_type_ids": [],
-            "special_tokens_mask": [],
-        }
+        names = ("input_ids", "attention_mask", "token_type_ids", "special_tokens_mask")
+        rows: dict[str, list[list[int]]] = {name: [] for name in names}
         for e in encodings:
             n = width - len(e)
             rows["input_ids"].append(e.ids + [pad_id] * n)

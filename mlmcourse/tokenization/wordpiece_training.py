@@ -159,12 +159,9 @@ def learn_wordpiece_vocab(
 ) -> list[str]:
     """Learn WordPiece pieces from word counts; return the vocabulary in id order.
 
-    The same procedure as 🤗 ``WordPieceTrainer`` (BPE-style merges): start from characters (a
-    character inside a word is written ``##c``), then repeatedly merge the most frequent pair
-    of adjacent pieces into a new piece, until ``vocab_size`` or no pair is seen
-    ``min_frequency`` times. Ids: specials, the alphabet, ``##`` characters (each group
-    sorted), then pieces in the order they were learned; a tie between pairs goes to the pair
-    with the lower ids, as in the library, so the result depends only on the counts.
+    🤗 ``WordPieceTrainer``'s procedure: from characters (``##c`` inside a word), merge the most
+    frequent adjacent pair until ``vocab_size`` or no pair is seen ``min_frequency`` times. Ids:
+    specials, alphabet, ``##`` characters, then pieces as learned; ties go to lower ids.
     """
     vocab, words, counts = spell_in_characters(
         word_counts, limit_alphabet=limit_alphabet, prefix=prefix

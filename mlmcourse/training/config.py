@@ -105,7 +105,7 @@ class TrainingConfig:
     unpad: bool = _speed(
         False,
         "compute on the real tokens only, padding them into rows only around attention "
-        "(mlmcourse.model.unpadding): faster on batches with much padding; the same losses",
+        "(the speed path, mlmcourse.model.speed): faster on batches with much padding; the same losses",
         check_bool,
     )
 

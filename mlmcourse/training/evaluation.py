@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 import torch
 from torch import nn
 
-from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.training.hardware import autocast_context, unwrap_model
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = ["evaluate", "to_device", "targets", "count_targets"]
@@ -69,14 +69,10 @@ def evaluate(
 ) -> dict[str, float]:
     """Masked-token loss, accuracy and perplexity over ``batches``, weighted by token.
 
-    Each batch's mean loss is multiplied by its number of labelled tokens before averaging, so a
-    batch with 3 masked tokens does not count as much as one with 300. ``perplexity`` is
-    ``exp(loss)``. The model is put in eval mode (no dropout) and restored afterwards.
-    """
+    A batch's mean loss counts once per labelled token, so a batch with 3 masked tokens weighs
+    less than one with 300; ``perplexity`` is ``exp(loss)``. Dropout is off (eval mode)."""
     device = torch.device(device) if device is not None else next(model.parameters()).device
-    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-    correct = torch.zeros((), dtype=torch.long, device=device)
-    n_tokens = torch.zeros((), dtype=torch.long, device=device)
+    sums = torch.zeros(3, dtype=torch.float64, device=device)  # loss, correct, tokens
     with evaluating(model):
         for batch in batches:
             batch = to_device(batch, device)
@@ -87,16 +83,18 @@ def evaluate(
             with autocast_context(device, precision):
                 out = model(**batch)
             logits = _predicted_logits(out.logits, labels)
-            loss_sum += out.loss.double() * n
-            correct += (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
-            n_tokens += n
-    total = n_tokens.item()
+            hits = (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
+            sums += torch.stack([out.loss.double() * n, hits.double(), n.double()])
+    return _metrics(*sums.tolist())
+
+
+def _metrics(loss_sum: float, correct: float, total: float) -> dict[str, float]:
     if total == 0:
         raise ValueError("evaluate() found no labelled (masked) tokens in the given batches")
-    loss = (loss_sum / total).item()
+    loss = loss_sum / total
     return {
         "loss": loss,
-        "accuracy": correct.item() / total,
+        "accuracy": correct / total,
         "perplexity": math.exp(min(loss, 700.0)),
-        "tokens": total,
+        "tokens": int(total),
     }

@@ -20,6 +20,9 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from mlmcourse import checkpoint
+from mlmcourse.model import EncoderConfig
+from mlmcourse.model.inputs import check_model_inputs
+from mlmcourse.model.speed import speed_path
 from mlmcourse.training.config import TrainingConfig
 from mlmcourse.training.distributed import barrier, get_world_size
 from mlmcourse.training.evaluation import evaluate, to_device
@@ -91,17 +94,22 @@ def train(
     saved_config = {**config.to_dict(), **dict(extra_config or {})}
     checkpoints = Checkpointer(output_dir, model, optimizer, scheduler, tokenizer, saved_config)
     result = TrainResult() if resume_from is None else checkpoints.resume(resume_from, config, say)
+    if config.unpad:  # the real tokens only: the encoder's speed path
+        speed_path(model)
     accum, ddp = config.gradient_accumulation_steps, _ddp_or_none(model, device)
     forward = CompileFallback(ddp or model, enabled=config.torch_compile)
     if config.unpad:
         forward = partial(forward, unpad=True)
     evaluate_now = partial(evaluate, model, eval_batches, device=device, precision=config.precision)
     model.train()
-    t0 = time.perf_counter()
+    t0, first_step = time.perf_counter(), result.step
     with _progress_bar(config, result.step, progress) as bar, StopRequest(ddp is None, say) as stop:
         for step in range(result.step, config.max_steps):
             seed_dropout(config.seed, step)
-            micro = [to_device(get_batch(step * accum + k), device) for k in range(accum)]
+            micro = [get_batch(step * accum + k) for k in range(accum)]
+            if step == first_step:  # the data, once, where it comes in (on the CPU: free)
+                _check_first_batch(model, micro[0])
+            micro = [to_device(batch, device) for batch in micro]
             loss, tokens = forward_backward(model, forward, micro, config.precision, ddp)
             check_finite_loss(loss, step + 1, scheduler.get_last_lr()[0], result.history)
             grad_norm, lr = optimizer_step(model, optimizer, scheduler, config.max_grad_norm)
@@ -124,6 +132,14 @@ def train(
 
 
 # --- around the steps -------------------------------------------------------------------------
+
+
+def _check_first_batch(model: nn.Module, batch: Batch) -> None:
+    """The run's first batch against one of our models (ids it has, a mask of 0 and 1, labels
+    its head scores): once, where the data comes in, rather than in every forward."""
+    config = getattr(model, "config", None)
+    if isinstance(config, EncoderConfig):
+        check_model_inputs(config, batch, label_classes=getattr(model, "label_classes", None))
 
 
 def _place(model: nn.Module, device: torch.device | str | None) -> torch.device:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -41,9 +42,7 @@ def forward_backward(
     """
     device, world_size = micro[0]["input_ids"].device, get_world_size()
     counts = [count_targets(model, batch) for batch in micro]
-    total = sum(counts)
-    if world_size > 1:  # labelled tokens of the global batch, over all ranks
-        total = int(all_reduce_sum(torch.tensor(total, device=device)))
+    total = int(_over_ranks(sum(counts), device))  # labelled tokens of the global batch
     loss_sum, tokens = torch.zeros((), device=device), 0
     for k, (batch, n) in enumerate(zip(micro, counts, strict=True)):
         # DDP all-reduces gradients during backward; on all but the last micro-batch it need
@@ -56,11 +55,16 @@ def forward_backward(
             (loss * (n * world_size / max(1, total))).backward()
         loss_sum += loss.detach().float() * n
         tokens += int(batch["attention_mask"].sum()) if "attention_mask" in batch else 0
-    if world_size > 1:  # the loss and token count of the global batch, the same on all ranks
-        both = [loss_sum.double(), loss_sum.new_tensor(tokens, dtype=torch.float64)]
-        sums = all_reduce_sum(torch.stack(both))
-        loss_sum, tokens = sums[0].float(), int(sums[1])
-    return (loss_sum / max(1, total)).item(), tokens
+    both = torch.stack([loss_sum.double(), loss_sum.new_tensor(tokens, dtype=torch.float64)])
+    loss_sum, tokens = _over_ranks(both, device)  # the global batch's, the same on all ranks
+    return (loss_sum.float() / max(1, total)).item(), int(tokens)
+
+
+def _over_ranks(value: Any, device: torch.device) -> Any:
+    """``value`` summed over the ranks of a distributed run (itself in a single process)."""
+    if get_world_size() == 1:
+        return value
+    return all_reduce_sum(torch.as_tensor(value, device=device, dtype=torch.float64))
 
 
 def optimizer_step(

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from mlmcourse.masking import IGNORE_INDEX
+from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.viz.html import Chip, chips_html, legend_html
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The live runs that left the chapters, re-run with the same seed, data and recipe.
 
-A chapter executes in at most 3 minutes on one thread (issue 32), so a run that only repeated
+A chapter executes in at most 3 minutes on one thread, so a run that only repeated
 what an earlier cell or a committed results file showed left it. Each test here repeats one such
 run exactly as the chapter's cell did (the cell is named in its docstring) and asserts the same
 floor; what a committed results file holds is asserted on that file in the chapter instead. The

@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from sphinx.config import Config
+from sphinx.directives.code import LiteralIncludeReader
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -63,14 +65,25 @@ def test_no_myst_syntax_is_left_in_any_edition(stem):
 @pytest.mark.parametrize("stem", IDS)
 def test_every_listing_is_in_the_notebook_and_names_its_source(stem):
     source = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
-    includes = re.findall(r"```\{literalinclude\} \.\./(\S+)\n:pyobject: (\S+)", source)
+    includes = re.findall(r"```\{literalinclude\} \.\./(\S+)\n((?::[^\n]*\n)*)```", source)
     text = "\n".join(markdown(editions(stem)["colab"]))
-    for path, obj in includes:
+    shown = 0
+    for path, option_lines in includes:
+        options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", option_lines, re.M))
+        obj = options.get("pyobject")
+        if obj is None:
+            continue
+        shown += 1
         assert f"[`{path}`](" in text and f"`{obj}`:" in text, (path, obj)
-        # the listing holds the object's definition itself
-        name = obj.split(".")[-1]
-        assert re.search(rf"```python\n\s*(@.*\n\s*)*(async )?(def|class) {name}\b", text), obj
-    assert text.count("```python\n") >= len(includes)
+        # the listing holds the lines the book shows, as Sphinx reads them
+        if "dedent" in options:
+            options["dedent"] = int(options["dedent"])
+        code, _ = LiteralIncludeReader(str(ROOT / path), options, Config({}, {})).read()
+        assert f"```python\n{code.rstrip()}\n```" in text, obj
+        if not {"start-after", "end-before", "lines"} & set(options):  # the whole definition
+            name = obj.split(".")[-1]
+            assert re.search(rf"```python\n\s*(@.*\n\s*)*(async )?(def|class) {name}\b", text)
+    assert text.count("```python\n") >= shown
 
 
 def test_committed_colab_notebooks_hold_the_listings():

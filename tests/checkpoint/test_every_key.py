@@ -1,4 +1,4 @@
-"""Every key of every checkpoint file, removed and retyped in turn (issue 35, part 2).
+"""Every key of every checkpoint file, removed and retyped in turn.
 
 The files are real: the shipped world checkpoint's ``config.json``, ``trainer_state.json`` and
 ``tokenizer.json``, a classifier's ``config.json`` (its label keys) and the
@@ -22,7 +22,7 @@ from mlmcourse.checkpoint import load_training_state, save_checkpoint, shipped_c
 from mlmcourse.checkpoint.files import ARCHITECTURE_KEYS, read_trainer_state
 from mlmcourse.heads import BertForMaskedLM, BertForTokenClassification
 from mlmcourse.heads.auto import load_checkpoint
-from mlmcourse.model import EncoderConfig
+from mlmcourse.model import ModernConfig
 from mlmcourse.tokenization import load_tokenizer
 from mlmcourse.training import TrainingConfig
 from mlmcourse.training.optim import build_optimizer, build_scheduler
@@ -48,8 +48,8 @@ TRAINER_STATE = json.loads((WORLD / "trainer_state.json").read_text())
 # head's default, and label2id is rebuilt from id2label.
 CONFIG_OPTIONAL = {
     **{
-        name: getattr(EncoderConfig(), name)
-        for name in EncoderConfig.__dataclass_fields__
+        name: getattr(ModernConfig(), name)
+        for name in ModernConfig.__dataclass_fields__
         if name not in ARCHITECTURE_KEYS
     },
     "classifier_dropout": None,

@@ -1,4 +1,4 @@
-"""Every key of every committed results file, removed and retyped in turn (issue 35, part 2).
+"""Every key of every committed results file, removed and retyped in turn.
 
 A results file's schema is what the chapters read: its shape as committed, recorded in
 ``mlmcourse/course/results/_shapes.json``. Removing a key or changing its type must be refused

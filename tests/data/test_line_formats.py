@@ -1,5 +1,5 @@
 """Line formats (CoNLL, plain text, vocab.txt): an empty file, a wrong column count, an unknown
-tag and bytes that are not UTF-8 each name the file (and line) and say what to do (issue 35)."""
+tag and bytes that are not UTF-8 each name the file (and line) and say what to do."""
 
 from __future__ import annotations
 

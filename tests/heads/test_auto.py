@@ -18,7 +18,7 @@ from mlmcourse.heads import (
     BertForTokenClassification,
     load_checkpoint,
 )
-from mlmcourse.model import BertModel
+from mlmcourse.model import BertModel, ModernBertModel, ModernConfig
 from mlmcourse.tasks.ner import LabelVocab
 from mlmcourse.utils.checks import ConfigError
 from tests.tiny import tiny_encoder_config
@@ -120,6 +120,7 @@ def _every_architecture(config):
     labels = ["O", "B-PER", "I-PER"]
     return [
         BertModel(config),
+        ModernBertModel(ModernConfig(**config.to_dict(), pre_layer_norm=True)),
         BertForMaskedLM(config),
         BertForCausalLM(dataclasses.replace(config, is_causal=True)),
         BertForTokenClassification(config, 3, id2label=labels, classifier_dropout=0.2),

@@ -7,8 +7,18 @@ import dataclasses
 import pytest
 import torch
 
-from mlmcourse.model import BertModel, EncoderConfig, EncoderOutput, eager_attention, mean_pooling
+from mlmcourse.model import (
+    BertModel,
+    EncoderConfig,
+    EncoderOutput,
+    ModernConfig,
+    config_from_dict,
+    eager_attention,
+    encoder_for,
+    mean_pooling,
+)
 from mlmcourse.model.bert import attention_allowed, attention_bias
+from mlmcourse.model.inputs import check_model_inputs
 from tests.tiny import TINY_ENCODER
 
 # The shared tiny encoder, with a smaller vocabulary and context than tests/tiny.py's.
@@ -66,8 +76,9 @@ def test_config_rejects_bad_values_with_a_clear_message(overrides, message):
 
 
 def test_config_round_trips_through_a_dict():
-    config = EncoderConfig(**TINY, pre_layer_norm=True, is_causal=True)
+    config = EncoderConfig(**TINY, is_causal=True)
     assert EncoderConfig.from_dict(config.to_dict()) == config
+    assert config_from_dict({**config.to_dict(), "pre_layer_norm": False}) == config  # 0.2.0's
     with pytest.raises(ValueError, match="unknown EncoderConfig fields"):
         EncoderConfig.from_dict({**config.to_dict(), "hiden_size": 3})
 
@@ -205,7 +216,7 @@ def test_dropout_only_in_training():
 
 
 def test_pre_layer_norm_model_trains():
-    model = tiny_model(pre_layer_norm=True).train()
+    model = encoder_for(ModernConfig(**TINY, pre_layer_norm=True)).train()
     assert "encoder.LayerNorm.weight" in dict(model.named_parameters())
     input_ids, attention_mask, token_type_ids = padded_batch()
     out = model(input_ids, attention_mask, token_type_ids, output_hidden_states=True)
@@ -217,7 +228,7 @@ def test_pre_layer_norm_model_trains():
     assert grads["embeddings.word_embeddings.weight"][0].abs().max() == 0
     # one final LayerNorm more, and none before the first layer's attention (the embeddings'
     # LayerNorm has just normalised its input): as many parameters as post-LN
-    post = tiny_model(pre_layer_norm=False)
+    post = tiny_model()
     assert "encoder.layer.0.attention.output.LayerNorm.weight" not in dict(model.named_parameters())
     assert model.num_parameters() == post.num_parameters()
 
@@ -240,13 +251,24 @@ def test_mean_pooling_ignores_padding():
 
 # ------------------------------------------------------------------------------- errors
 @pytest.mark.parametrize(
+    ("input_ids", "message"),
+    [
+        (torch.ones(1, 17, dtype=torch.long), "longer than max_position_embeddings"),
+        (torch.tensor([1, 2, 3]), r"\(batch, seq_len\)"),
+        (torch.ones(1, 3), "integer ids"),
+    ],
+)
+def test_the_forward_checks_the_shape_length_and_dtype(input_ids, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_model()(input_ids)
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"input_ids": torch.tensor([[1, 2, 50]])}, r"\[0, vocab_size=50\), found id 50"),
         ({"input_ids": torch.tensor([[1, -1]])}, "found id -1"),
         ({"input_ids": torch.ones(1, 17, dtype=torch.long)}, "longer than max_position_embeddings"),
-        ({"input_ids": torch.tensor([1, 2, 3])}, r"\(batch, seq_len\)"),
-        ({"input_ids": torch.ones(1, 3)}, "integer ids"),
         (
             {"input_ids": torch.ones(2, 3, dtype=torch.long), "attention_mask": torch.ones(2, 4)},
             r"attention_mask must have the shape of input_ids \(2, 3\), got \(2, 4\)",
@@ -271,9 +293,9 @@ def test_mean_pooling_ignores_padding():
         ),
     ],
 )
-def test_bad_inputs_raise_clear_errors(kwargs, message):
+def test_bad_values_are_clear_errors_where_a_batch_comes_in(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        tiny_model()(**kwargs)
+        check_model_inputs(tiny_model().config, kwargs)
 
 
 # ------------------------------------------------------------------- parity with transformers
@@ -282,8 +304,7 @@ transformers = pytest.importorskip("transformers")
 
 def hf_config(config: EncoderConfig):
     fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
-    for ours_only in ("pre_layer_norm", "is_causal"):
-        fields.pop(ours_only)
+    fields.pop("is_causal")
     return transformers.BertConfig(**fields)
 
 
@@ -312,31 +333,6 @@ def test_random_weights_copied_into_transformers_give_equal_outputs(hidden_act):
     torch.testing.assert_close(got.last_hidden_state[real], want.last_hidden_state[real])
     torch.testing.assert_close(fused[real], want.last_hidden_state[real])
     torch.testing.assert_close(got.pooler_output, want.pooler_output)
-
-
-@pytest.mark.parametrize("is_causal", [False, True])
-@pytest.mark.parametrize("inputs", ["unpadded", "padded", "packed", "local"])
-def test_the_forward_that_never_reads_back_gives_the_same_outputs(monkeypatch, is_causal, inputs):
-    """On a GPU (or under compile) the forward never looks at the mask's or the positions'
-    values: the bias is always built from what is given. That path is the CPU path's numbers."""
-    import mlmcourse.model.bert as bert
-
-    local = {"local_attention": 4, "global_attn_every_n_layers": 2} if inputs == "local" else {}
-    model = tiny_model(is_causal=is_causal, **local)
-    config = model.config
-    ids = torch.randint(5, config.vocab_size, (2, 9))
-    mask = torch.ones_like(ids)
-    positions = None
-    if inputs == "padded":
-        mask[1, 6:] = 0
-    if inputs == "packed":
-        positions = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0, 1], list(range(9))])
-    with torch.no_grad():
-        expected = model(ids, mask, position_ids=positions).last_hidden_state
-        monkeypatch.setattr(bert, "reads_back", lambda tensor: False)
-        got = model(ids, mask, position_ids=positions).last_hidden_state
-    real = mask.bool()
-    torch.testing.assert_close(got[real], expected[real], atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("seed", range(3))

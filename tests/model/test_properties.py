@@ -15,6 +15,7 @@ from hypothesis import strategies as st  # noqa: E402
 from mlmcourse.data import world_texts  # noqa: E402
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.model import EncoderConfig  # noqa: E402
+from mlmcourse.model.inputs import check_model_inputs  # noqa: E402
 from mlmcourse.tasks.fill_mask import fill_mask  # noqa: E402
 from mlmcourse.tokenization import WordLevelTokenizer  # noqa: E402
 from tests.clear_errors import clear_error, valid_or_clear  # noqa: E402
@@ -105,9 +106,8 @@ def _bad_inputs():
 
 
 @given(inputs=_bad_inputs())
-def test_bad_model_inputs_are_clear_errors(inputs):
-    with torch.no_grad():
-        clear_error(MODEL, **inputs)
+def test_bad_model_inputs_are_clear_errors_where_a_batch_comes_in(inputs):
+    clear_error(check_model_inputs, MODEL.config, inputs, label_classes=MODEL.label_classes)
 
 
 known = sorted(TOKENIZER.get_vocab())

@@ -1,4 +1,4 @@
-"""Every key of the shipped YAML configs, removed and retyped in turn (issue 35, part 2).
+"""Every key of the shipped YAML configs, removed and retyped in turn.
 
 Every key of a pretraining config is optional (it takes PretrainConfig's default, listed by
 ``python -m mlmcourse pretrain --help``); a value of another type is refused with the file and

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _package_data_files() -> set[str]:
-    suffixes = {".txt", ".json", ".jsonl", ".gz", ".yaml", ".safetensors", ".conll"}
+    suffixes = {".txt", ".json", ".jsonl", ".yaml", ".safetensors", ".js"}
     return {
         str(p.relative_to(ROOT)).replace(os.sep, "/")
         for p in (ROOT / "mlmcourse").rglob("*")

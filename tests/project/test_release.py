@@ -45,3 +45,12 @@ def test_the_sdist_carries_what_the_wheel_is_built_from(distributions):
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     assert {"pyproject.toml", "README.md", "mlmcourse/__init__.py"} <= names
     assert "mlmcourse/course/results/ddp_cpu.json" in names
+
+
+def test_every_package_data_pattern_names_a_file():
+    tomllib = pytest.importorskip("tomllib")
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["mlmcourse"]
+    empty = [p for p in patterns if not any((ROOT / "mlmcourse").glob(p))]
+    assert empty == [], f"pyproject.toml's package data names no file: {empty}"

@@ -5,6 +5,7 @@ import torch
 
 from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.model import BertModel
+from mlmcourse.model.inputs import check_model_inputs
 from mlmcourse.tasks.classification import (
     classify,
     evaluate_classifier,
@@ -62,8 +63,12 @@ def test_from_encoder_keeps_a_pretrained_pooler_and_adds_one_when_missing():
 
 def test_bad_labels_and_arguments_are_clear_errors(tokenizer):
     model = BertForSequenceClassification(tiny_encoder_config(), 2)
-    with pytest.raises(ValueError, match=r"labels must be in \[0, 2\), found 5"):
-        model(**_batch(tokenizer, [0, 1, 5, 0]))
+    with pytest.raises(ValueError, match=r"labels must be in \[0, 2\), found 5 \(example 2\)"):
+        fine_tune_classifier(model, [("a", 0), ("b", 1), ("c", 5)], tokenizer, max_steps=1)
+    with pytest.raises(
+        ValueError, match=r"labels must be in \[0, 2\) or -100 \(not scored\), found 5"
+    ):
+        check_model_inputs(model.config, _batch(tokenizer, [0, 1, 5, 0]), label_classes=2)
     with pytest.raises(ValueError, match="one per sequence"):
         model(**_batch(tokenizer), labels=torch.zeros(4, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="integer class ids"):

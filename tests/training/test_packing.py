@@ -6,7 +6,8 @@ import torch
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.masking import MLMCollator
 from mlmcourse.model import BertModel
-from mlmcourse.model.bert import attention_allowed, document_ids
+from mlmcourse.model.inputs import check_model_inputs
+from mlmcourse.model.speed import document_ids, packed_allowed, speed_path
 from mlmcourse.training import MLMBatches
 from mlmcourse.training.packing import (
     PackedMLMBatches,
@@ -59,9 +60,7 @@ def test_document_ids_start_a_new_document_at_each_zero_position():
 
 def test_packed_attention_is_block_diagonal_and_hides_padding():
     mask = torch.tensor([[1, 1, 1, 1, 0]])
-    allowed = attention_allowed(
-        mask, is_causal=False, document_ids=torch.tensor([[1, 1, 2, 2, 3]])
-    )[0, 0]
+    allowed = packed_allowed(mask, torch.tensor([[0, 1, 0, 1, 0]]), is_causal=False)[0, 0]
     expected = torch.tensor(
         [[1, 1, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 1, 0], [0, 0, 1, 1, 0], [0, 0, 0, 0, 1]]
     ).bool()  # the padded query sees only itself (no NaN)
@@ -82,7 +81,7 @@ def test_a_packed_row_gives_each_document_its_hidden_states_alone(tokenizer, is_
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, max_position_embeddings=64)
     config.is_causal = is_causal
     torch.manual_seed(0)
-    model = BertModel(config).eval()
+    model = speed_path(BertModel(config).eval())
     encoded, row, positions = _alone_and_packed(tokenizer, config, TEXTS[:4])
     packed = model(row, torch.ones_like(row), position_ids=positions).last_hidden_state[0]
     start = 0
@@ -97,6 +96,7 @@ def test_packed_equals_transformers_with_the_same_block_diagonal_mask(tokenizer)
     torch.manual_seed(0)
     ours = BertModel(config).eval()
     theirs = transformers_twin(ours)
+    speed_path(ours)
     _, row, positions = _alone_and_packed(tokenizer, config, TEXTS[:3])
     docs = document_ids(positions)
     mask4d = docs[:, None, :, None] == docs[:, None, None, :]  # (B, 1, T, T): True = attend
@@ -108,7 +108,7 @@ def test_packed_equals_transformers_with_the_same_block_diagonal_mask(tokenizer)
 def test_packed_mlm_logits_and_loss_equal_the_padded_path(tokenizer):
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, max_position_embeddings=64)
     torch.manual_seed(0)
-    model = BertForMaskedLM(config).eval()
+    model = speed_path(BertForMaskedLM(config).eval())
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=64, mlm_probability=0.3))
     batch = collator([TEXTS[:3], TEXTS[3:]], generator=torch.Generator().manual_seed(0))
     packed = model(**batch)
@@ -182,12 +182,16 @@ def test_ddp_ranks_split_the_global_packed_batch(tokenizer):
 
 
 def test_bad_position_ids_and_collators_are_clear_errors(tokenizer):
-    model = BertModel(tiny_encoder_config())
+    config = tiny_encoder_config()
     ids = torch.ones(1, 4, dtype=torch.long)
     with pytest.raises(ValueError, match="position_ids must be in"):
-        model(ids, position_ids=torch.tensor([[0, 1, 2, 99]]))
+        check_model_inputs(
+            config, {"input_ids": ids, "position_ids": torch.tensor([[0, 1, 2, 99]])}
+        )
     with pytest.raises(ValueError, match="position_ids must have the shape"):
-        model(ids, position_ids=torch.tensor([[0, 1]]))
+        check_model_inputs(config, {"input_ids": ids, "position_ids": torch.tensor([[0, 1]])})
+    with pytest.raises(TypeError, match="position_ids"):  # packed rows: the speed path's
+        BertModel(config)(ids, position_ids=torch.tensor([[0, 1, 0, 1]]))
     with pytest.raises(TypeError, match="wraps an MLMCollator"):
         PackedMLMCollator(tokenizer)
     with pytest.raises(TypeError, match="PackedMLMCollator"):

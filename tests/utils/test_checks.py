@@ -1,4 +1,4 @@
-"""Numbers, one rule (issue 35): every numeric setting takes a Python number, a NumPy scalar
+"""Numbers, one rule: every numeric setting takes a Python number, a NumPy scalar
 and a 0-d torch tensor alike, and refuses NaN, infinity, bools, strings and tensors of several
 numbers with the package's own error, naming the setting.
 
@@ -33,7 +33,7 @@ from mlmcourse.masking import (
     span_length_probs,
 )
 from mlmcourse.masking.causal import CLMCollator
-from mlmcourse.model import EncoderConfig
+from mlmcourse.model import EncoderConfig, ModernConfig
 from mlmcourse.pretraining import load_config
 from mlmcourse.tasks.fill_mask import fill_mask
 from mlmcourse.tasks.generation import generate, mask_predict, next_word
@@ -114,10 +114,10 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], Any, str]] = [
     ],
     ("type_vocab_size", lambda v: EncoderConfig(type_vocab_size=v).type_vocab_size, 2, INT),
     ("pad_token_id", lambda v: EncoderConfig(pad_token_id=v).pad_token_id, 3, INT),
-    ("local_attention", lambda v: EncoderConfig(local_attention=v).local_attention, 4, INT),
+    ("local_attention", lambda v: ModernConfig(local_attention=v).local_attention, 4, INT),
     (
         "global_attn_every_n_layers",
-        lambda v: EncoderConfig(global_attn_every_n_layers=v).global_attn_every_n_layers,
+        lambda v: ModernConfig(global_attn_every_n_layers=v).global_attn_every_n_layers,
         2,
         INT,
     ),
@@ -125,6 +125,9 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], Any, str]] = [
         lambda name, v: getattr(EncoderConfig(**{name: v}), name),
         *[(name, 0.25, FLOAT) for name in ("hidden_dropout_prob", "attention_probs_dropout_prob")],
         *[(name, 0.25, FLOAT) for name in ("layer_norm_eps", "initializer_range")],
+    ),
+    *_each(
+        lambda name, v: getattr(ModernConfig(**{name: v}), name),
         *[(name, 0.25, FLOAT) for name in ("rope_theta", "local_rope_theta")],
     ),
     *_each(

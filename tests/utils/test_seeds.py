@@ -1,4 +1,4 @@
-"""Seeds: one rule (check_seed) for every seed, and the leftovers of issue 35's part 1."""
+"""Seeds: one rule (check_seed) for every seed, and the rules every seed setting follows."""
 
 from __future__ import annotations
 

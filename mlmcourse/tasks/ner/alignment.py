@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mlmcourse.masking import IGNORE_INDEX  # specials, padding and later pieces: not scored
 from mlmcourse.tasks.ner.labels import LabelVocab
+from mlmcourse.utils.labels import IGNORE_INDEX  # specials, padding and later pieces: not scored
 
 __all__ = [
     "EncodedWords",

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.tasks.ner.alignment import (
     EncodedWords,
     align_labels_with_tokens,
@@ -21,6 +20,7 @@ from mlmcourse.tasks.ner.alignment import (
 )
 from mlmcourse.tasks.ner.labels import LabelVocab
 from mlmcourse.utils.checks import check_non_negative_int, check_probability
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 __all__ = ["pad_encoded", "tokenize_and_align_labels", "word_dropout"]
 

@@ -48,23 +48,19 @@ def allowed_transitions(labels: Labels) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def viterbi_decode(log_probs: torch.Tensor, labels: Labels) -> list[int]:
-    """The label sequence with the highest total log-probability among the valid BIO ones.
+    """The valid BIO label sequence with the highest total log-probability.
 
     ``log_probs`` is (T, L). Each step keeps, for every label, the best valid path ending in
     it (T·L² work instead of the Lᵀ sequences a brute-force search would score).
     """
-    if log_probs.dim() != 2:
-        raise ValueError(
-            f"log_probs must be (seq_len, num_labels), got shape {tuple(log_probs.shape)}"
-        )
     start, transitions = allowed_transitions(labels)
-    if log_probs.shape[1] != len(start):
+    if log_probs.dim() != 2 or log_probs.shape[1] != len(start):
         raise ValueError(
-            f"log_probs has {log_probs.shape[1]} labels but {len(start)} label names were given"
+            f"log_probs must be (seq_len, {len(start)} labels), got {tuple(log_probs.shape)}"
         )
     if log_probs.shape[0] == 0:
         return []
-    # NumPy, not torch: these are tiny (L,) vectors, and per-op overhead dominates in torch
+    # NumPy: these are tiny (L,) vectors, where torch's per-op overhead dominates
     emissions = log_probs.detach().double().cpu().numpy()  # (T, L)
     penalty = np.where(transitions.numpy(), 0.0, -np.inf)  # (L_prev, L_next)
     score = np.where(start.numpy(), emissions[0], -np.inf)  # (L,)

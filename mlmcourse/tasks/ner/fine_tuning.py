@@ -81,7 +81,7 @@ def fine_tune_tagger(
     replacement (the world chapters' recipe). With ``epochs``, each epoch visits every sentence
     once in batches of similar length, which on real text such as tweets halves the padding.
     ``unk_rate`` hides that share of the labelled words (:func:`word_dropout`). ``unpad=True``
-    computes on the real tokens only (:mod:`mlmcourse.model.unpadding`): the same losses,
+    computes on the real tokens only (the speed path, :mod:`mlmcourse.model.speed`): the same losses,
     faster when batches hold much padding.
     """
     unk_rate = _check_tagger_inputs(sentences, unk_rate)

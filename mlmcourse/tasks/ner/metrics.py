@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from mlmcourse.data.bio import get_entities
-from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.utils.checks import check_non_negative_int, is_number
+from mlmcourse.utils.labels import IGNORE_INDEX
 
 if TYPE_CHECKING:  # torch is only needed by `token_accuracy_from_ids`
     import torch

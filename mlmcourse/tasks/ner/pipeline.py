@@ -15,7 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.heads import BertForTokenClassification
+from mlmcourse.model.speed import has_speed_path, speed_path
 from mlmcourse.tasks.ner import metrics
 from mlmcourse.tasks.ner.alignment import EncodedWords, encode_words, words_and_tags
 from mlmcourse.tasks.ner.batches import pad_encoded
@@ -38,13 +40,17 @@ def _model_labels(model: nn.Module) -> dict[int, str]:
 def _probabilities(model: nn.Module, batch: Sequence[EncodedWords]) -> torch.Tensor:
     """Softmax over labels for a padded batch, in eval mode (dropout off), (B, T, L).
 
-    Computed on the real tokens only (``unpad=True``): sentences come in the caller's order,
-    so a batch is often half padding; the real tokens' probabilities are the same."""
+    With BERT's encoder, computed on the real tokens only (its speed path, ``unpad=True``):
+    sentences come in the caller's order, so a batch is often half padding; the real tokens'
+    probabilities are the same."""
     device = next(model.parameters()).device
-    inputs = pad_encoded(batch, model.config.pad_token_id)
+    inputs = {k: v.to(device) for k, v in pad_encoded(batch, model.config.pad_token_id).items()}
+    options = {"unpad": True} if has_speed_path(model) else {}
+    if options:
+        speed_path(model)
     with evaluating(model):
         with torch.inference_mode():
-            logits = model(**{k: v.to(device) for k, v in inputs.items()}, unpad=True).logits
+            logits = model(**inputs, **options).logits
     return logits.float().softmax(-1).cpu()
 
 
@@ -108,6 +114,7 @@ def predict_tags(
     is tagged by its first piece; a word with no piece (cut off by ``max_length``) gets ``O``.
     """
     labels = _model_labels(model)
+    check_vocab_fits(tokenizer, model.config.vocab_size, "predict_tags")
     max_length = max_length or model.config.max_position_embeddings
     predictions: list[list[str]] = []
     for begin in range(0, len(sentences), batch_size):

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.tasks.qa.decoding import decode_answers
 from mlmcourse.tasks.qa.features import QAFeature, feature_batch, prepare_validation_features
 from mlmcourse.tasks.qa.squad import QAExample, score_predictions
@@ -85,6 +86,7 @@ def predict_answers(
     """The ``top_k`` best answers of each example (see :func:`~mlmcourse.tasks.qa.decode_answers`)."""
     top_k = check_positive_int(top_k, "top_k")
     max_answer_length = check_positive_int(max_answer_length, "max_answer_length")
+    check_vocab_fits(tokenizer, model.config.vocab_size, "predict_answers")
     max_length, doc_stride = _limits(model, max_length, doc_stride)
     features = prepare_validation_features(
         examples, tokenizer, max_length=max_length, doc_stride=doc_stride

@@ -14,6 +14,7 @@ from mlmcourse.data.bio import get_entities
 from mlmcourse.heads import BertForTokenClassification
 from mlmcourse.masking import IGNORE_INDEX
 from mlmcourse.model import BertModel, EncoderConfig
+from mlmcourse.model.inputs import check_model_inputs
 from mlmcourse.tasks.ner import (
     LabelVocab,
     align_labels_with_tokens,
@@ -271,16 +272,28 @@ def test_a_batch_with_nothing_to_score_has_zero_loss_with_a_graph():
 @pytest.mark.parametrize(
     ("labels", "match"),
     [
-        (torch.tensor([[0, 3]]), r"labels must be in \[0, 3\) or -100, found 3"),
-        (torch.tensor([[0, -5]]), "found -5"),
         (torch.tensor([[0, 1, 2]]), "shape of input_ids"),
-        (torch.tensor([[0.0, 1.0]]), "integer label ids"),
+        (torch.tensor([[0.0, 1.0]]), "integer ids"),
     ],
 )
-def test_bad_labels_are_clear_errors(labels, match):
+def test_labels_of_the_wrong_shape_or_kind_are_clear_errors(labels, match):
     model = BertForTokenClassification(ner_config(), 3)
     with pytest.raises(ValueError, match=match):
         model(torch.tensor([[101, 102]]), labels=labels)
+
+
+@pytest.mark.parametrize(
+    ("labels", "match"),
+    [
+        (torch.tensor([[0, 3]]), r"labels must be in \[0, 3\) or -100 \(not scored\), found 3"),
+        (torch.tensor([[0, -5]]), "found -5"),
+    ],
+)
+def test_labels_the_tagger_has_not_are_clear_errors_where_a_batch_comes_in(labels, match):
+    model = BertForTokenClassification(ner_config(), 3)
+    batch = {"input_ids": torch.tensor([[101, 102]]), "labels": labels}
+    with pytest.raises(ValueError, match=match):
+        check_model_inputs(model.config, batch, label_classes=model.label_classes)
 
 
 def test_bad_constructor_arguments_are_refused():
@@ -398,7 +411,7 @@ def test_viterbi_fixes_what_argmax_gets_wrong():
     assert log_probs.argmax(-1).tolist() == [0, 2, 2]
     assert viterbi_decode(log_probs, labels) == [0, 1, 2]
     assert viterbi_decode(torch.zeros(0, 3), labels) == []
-    with pytest.raises(ValueError, match="3 label names"):
+    with pytest.raises(ValueError, match=r"\(seq_len, 3 labels\)"):
         viterbi_decode(torch.zeros(2, 4), labels)
 
 
@@ -574,13 +587,13 @@ def test_from_encoder_takes_the_encoder_of_an_mlm_model():
     assert torch.equal(from_state.bert.state_dict()[name], pretrained.bert.state_dict()[name])
 
 
-def test_from_pretrained_reads_the_encoder_of_an_mlm_checkpoint(tmp_path):
+def test_from_checkpoint_reads_the_encoder_of_an_mlm_checkpoint(tmp_path):
     mlm = pytest.importorskip("mlmcourse.heads")
     checkpoint = pytest.importorskip("mlmcourse.checkpoint")
     torch.manual_seed(0)
     pretrained = mlm.BertForMaskedLM(ner_config())
     checkpoint.save_checkpoint(tmp_path / "mlm", pretrained)
-    model = BertForTokenClassification.from_pretrained(tmp_path / "mlm", 7, id2label=LABELS)
+    model = BertForTokenClassification.from_checkpoint(tmp_path / "mlm", 7, id2label=LABELS)
     for name, value in pretrained.bert.state_dict().items():
         assert torch.equal(model.bert.state_dict()[name], value)
     assert model.training and model.config.hidden_size == 32

@@ -1,4 +1,5 @@
-"""Unpadded compute (mlmcourse.model.unpadding): the real tokens get what the padded path gives them."""
+"""The speed path (mlmcourse.model.speed): unpadded and packed, the real tokens get what the
+padded path gives them."""
 
 import pytest
 import torch
@@ -10,8 +11,9 @@ from mlmcourse.heads import (
     BertForTokenClassification,
 )
 from mlmcourse.heads.question_answering import span_loss
-from mlmcourse.model import BertModel
-from mlmcourse.model.unpadding import Unpadding
+from mlmcourse.model import BertModel, ModernBertModel, ModernConfig
+from mlmcourse.model.speed import SpeedBertModel, Unpadding, has_speed_path, speed_path
+from mlmcourse.training import TrainingConfig
 from tests.tiny import tiny_encoder_config, transformers_twin
 
 LENGTHS = [9, 4, 12, 1, 7]  # uneven rows, one of a single token, one with no padding
@@ -40,34 +42,54 @@ def test_unpad_gathers_the_real_tokens_in_order_and_pad_puts_them_back():
 
 
 @pytest.mark.parametrize(
-    "switches",
-    [{}, {"pre_layer_norm": True}, {"is_causal": True}, {"hidden_act": "relu"}],
-    ids=["bert", "pre-ln", "causal", "relu"],
+    "switches", [{}, {"is_causal": True}, {"hidden_act": "relu"}], ids=["bert", "causal", "relu"]
 )
 def test_unpadded_hidden_states_equal_the_padded_path_on_real_tokens(switches):
     torch.manual_seed(0)
-    model = BertModel(tiny_encoder_config(**switches), add_pooling_layer=True).eval()
+    model = speed_path(BertModel(tiny_encoder_config(**switches), add_pooling_layer=True).eval())
     ids, mask = padded_batch()
     token_types = (torch.arange(ids.shape[1]) >= 3).long().expand_as(ids) * mask
-    kwargs = dict(output_hidden_states=True, output_attentions=True)
-    padded = model(ids, mask, token_types, **kwargs)
-    unpadded = model(ids, mask, token_types, unpad=True, **kwargs)
+    padded = model(ids, mask, token_types)
+    unpadded = model(ids, mask, token_types, unpad=True)
     real = mask.bool()
-    for a, b in zip(padded.hidden_states, unpadded.hidden_states, strict=True):
-        assert torch.allclose(a[real], b[real], atol=1e-5)
     assert torch.allclose(
         padded.last_hidden_state[real], unpadded.last_hidden_state[real], atol=1e-5
     )
     assert not unpadded.last_hidden_state[~real].any()  # padding: zeros, never computed
-    for a, b in zip(padded.attentions, unpadded.attentions, strict=True):
-        # (B, h, T, T) -> the rows of real queries; padded queries are never read
-        assert torch.allclose(a.transpose(1, 2)[real], b.transpose(1, 2)[real], atol=1e-5)
     assert torch.allclose(padded.pooler_output, unpadded.pooler_output, atol=1e-5)
+    # every layer's states and attention: from rows, the padded path's
+    kwargs = dict(output_hidden_states=True, output_attentions=True)
+    both = (
+        model(ids, mask, token_types, **kwargs),
+        model(ids, mask, token_types, unpad=True, **kwargs),
+    )
+    for a, b in zip(
+        both[0].hidden_states + both[0].attentions,
+        both[1].hidden_states + both[1].attentions,
+        strict=True,
+    ):
+        assert torch.equal(a, b)
+
+
+def test_the_speed_path_is_the_same_module_and_weights():
+    model = BertForMaskedLM(tiny_encoder_config())
+    encoder, weights = model.bert, dict(model.state_dict())
+    assert speed_path(model) is model and model.bert is encoder
+    assert isinstance(model.bert, SpeedBertModel) and model.state_dict().keys() == weights.keys()
+    assert speed_path(model) is model  # again: nothing to do
+    assert has_speed_path(model) and has_speed_path(BertModel(tiny_encoder_config()))
+
+
+def test_the_modern_encoder_has_no_speed_path_and_says_so():
+    modern = ModernBertModel(ModernConfig(**tiny_encoder_config().to_dict(), pre_layer_norm=True))
+    assert not has_speed_path(modern)
+    with pytest.raises(TypeError, match="unpadding and packing run on BERT's encoder"):
+        speed_path(modern)
 
 
 def test_unpadding_keeps_packed_rows_apart():
     torch.manual_seed(0)
-    model = BertModel(tiny_encoder_config()).eval()
+    model = speed_path(BertModel(tiny_encoder_config()).eval())
     ids = torch.randint(1, 60, (2, 10))
     mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
     positions = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 1, 2, 0, 0, 0, 0]])
@@ -78,17 +100,19 @@ def test_unpadding_keeps_packed_rows_apart():
 
 def test_unpad_without_padding_or_mask_is_the_plain_path():
     torch.manual_seed(0)
-    model = BertModel(tiny_encoder_config()).eval()
+    model = speed_path(BertModel(tiny_encoder_config()).eval())
     ids = torch.randint(1, 60, (3, 8))
     plain = model(ids).last_hidden_state
     assert torch.equal(model(ids, unpad=True).last_hidden_state, plain)
-    assert torch.equal(model(ids, torch.ones_like(ids), unpad=True).last_hidden_state, plain)
+    full = model(ids, torch.ones_like(ids), unpad=True).last_hidden_state
+    assert torch.allclose(full, plain, atol=1e-6)
 
 
 def test_unpadded_equals_transformers_padded_on_real_tokens():
     torch.manual_seed(0)
     ours = BertModel(tiny_encoder_config()).eval()
     theirs = transformers_twin(ours)
+    speed_path(ours)
     ids, mask = padded_batch()
     a = ours(ids, mask, unpad=True).last_hidden_state
     b = theirs(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -97,6 +121,7 @@ def test_unpadded_equals_transformers_padded_on_real_tokens():
 
 def _head_outputs(model, ids, mask, **labels):
     """Loss, the outputs at real positions, and every parameter's gradient, padded or not."""
+    speed_path(model)
     results = []
     for unpad in (False, True):
         model.zero_grad()
@@ -170,7 +195,7 @@ def test_masked_lm_logits_loss_and_gradients_are_the_same():
 
 def test_training_with_unpad_gives_the_same_losses():
     """TrainingConfig(unpad=True) changes the arithmetic's layout, not the run (dropout off)."""
-    from mlmcourse.training import TrainingConfig, train
+    from mlmcourse.training import train
 
     ids, mask = padded_batch()
     labels = torch.randint(0, 5, ids.shape, generator=torch.Generator().manual_seed(2))
@@ -192,8 +217,6 @@ def test_training_with_unpad_gives_the_same_losses():
     assert losses[0] == pytest.approx(losses[1], abs=1e-5)
 
 
-def test_unpad_must_be_a_bool():
-    model = BertModel(tiny_encoder_config())
-    ids, mask = padded_batch()
+def test_unpad_must_be_a_bool_where_it_is_set():
     with pytest.raises((TypeError, ValueError), match="unpad"):
-        model(ids, mask, unpad="yes")
+        TrainingConfig(max_steps=1, unpad="yes")

@@ -1,0 +1,199 @@
+"""The speed path: the same BERT encoder, run on the real tokens only and on packed rows.
+
+Two things make a batch of short, uneven texts (tweets, sentences, WikiText-2 lines) cheaper
+than its padded shape suggests, and neither changes a real token's result:
+
+- **Unpadding.** Everything in a BERT layer except attention works on each token alone: the
+  embeddings, the query/key/value and output projections, the feed-forward block, every
+  LayerNorm and dropout. So gather the real tokens once per batch, (B, T) -> (N,), run all of
+  that on an (N, H) matrix, and put the tokens back into rows of T only for the one step that
+  needs rows, attention, taking them out again at once (:func:`unpadded_layer`). The matrix
+  multiplies then cost N tokens instead of B x T. This is what ``flash-attn``'s
+  ``unpad_input`` / ``pad_input`` and ModernBERT do on GPUs.
+- **Packing.** Several short texts share one row (:mod:`mlmcourse.training.packing`); their
+  positions restart at 0 with each text (``transformers``' ``DataCollatorWithFlattening``
+  convention), and each attends only within itself: a block-diagonal mask
+  (:func:`packed_allowed`).
+
+:class:`SpeedBertModel` is :class:`~mlmcourse.model.bert.BertModel` with those two added to its
+``forward`` (``position_ids``, ``unpad=True``): the same modules, weights and names, so a model
+switches to it and back without a copy (:func:`speed_path`), and its checkpoints are BERT's.
+Real tokens' hidden states are those of the padded path; padded positions come out as zeros,
+which nothing should read (losses and heads skip them). ``benchmarks/packing.py`` and
+``benchmarks/fine_tuning.py`` measure the gain against ``transformers``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from mlmcourse.model.bert import (
+    BertLayer,
+    BertModel,
+    attention_allowed,
+    attention_bias,
+    check_input_shape,
+    project_qkv,
+)
+from mlmcourse.model.config import EncoderOutput
+from mlmcourse.utils.runtime import is_compiling
+
+__all__ = [
+    "SpeedBertModel",
+    "Unpadding",
+    "document_ids",
+    "has_speed_path",
+    "packed_allowed",
+    "speed_path",
+    "unpadded_layer",
+]
+
+
+@dataclass(frozen=True)
+class Unpadding:
+    """Where the real tokens of a padded (B, T) batch are: ``unpad`` gathers them, ``pad``
+    scatters them back into rows (zeros at the padding)."""
+
+    indices: torch.Tensor  # (N,) flat positions b * T + t of the real tokens, in order
+    batch_size: int
+    seq_len: int
+
+    @classmethod
+    def from_mask(cls, attention_mask: torch.Tensor) -> Unpadding:
+        """From the tokenizer's (B, T) mask, 1 for a token and 0 for padding."""
+        batch_size, seq_len = attention_mask.shape
+        indices = attention_mask.reshape(-1).nonzero().squeeze(1)  # (N,)
+        return cls(indices, batch_size, seq_len)
+
+    @property
+    def num_tokens(self) -> int:
+        return self.indices.numel()
+
+    def unpad(self, padded: torch.Tensor) -> torch.Tensor:
+        """(B, T, ...) -> (N, ...): the real tokens, row after row."""
+        return padded.reshape(self.batch_size * self.seq_len, *padded.shape[2:])[self.indices]
+
+    def pad(self, tokens: torch.Tensor) -> torch.Tensor:
+        """(N, ...) -> (B, T, ...), zeros at the padding (the inverse of :meth:`unpad`)."""
+        shape = (self.batch_size * self.seq_len, *tokens.shape[1:])
+        padded = tokens.new_zeros(shape).index_copy(0, self.indices, tokens)
+        return padded.view(self.batch_size, self.seq_len, *tokens.shape[1:])
+
+
+def document_ids(position_ids: torch.Tensor) -> torch.Tensor:
+    """Number the documents of packed rows: a new one starts wherever a position is 0.
+
+    ``[[0, 1, 2, 0, 1, 0]]`` -> ``[[1, 1, 1, 2, 2, 3]]``.
+    """
+    return (position_ids == 0).long().cumsum(dim=-1)  # (B, T)
+
+
+def packed_allowed(
+    attention_mask: torch.Tensor, position_ids: torch.Tensor, *, is_causal: bool
+) -> torch.Tensor:
+    """BERT's mask (:func:`~mlmcourse.model.bert.attention_allowed`), and each query sees only
+    keys of its own document: (B, 1, T, T), block-diagonal for packed rows."""
+    documents = document_ids(position_ids)  # (B, T)
+    same = documents[:, None, :, None] == documents[:, None, None, :]  # (B, 1, T, T)
+    allowed = attention_allowed(attention_mask, is_causal=is_causal) & same
+    diagonal = torch.eye(same.shape[-1], dtype=torch.bool, device=same.device)
+    return allowed | diagonal  # a padded query sees itself: no softmax over nothing
+
+
+def unpadded_layer(
+    layer: BertLayer, hidden_states: torch.Tensor, bias: torch.Tensor | None, unpadding: Unpadding
+) -> torch.Tensor:
+    """One BERT layer on the real tokens, (N, H) -> (N, H): only attention sees rows of T."""
+    attention = layer.attention.self
+    query, key, value = project_qkv(hidden_states, attention).chunk(3, dim=-1)  # (N, H)
+    rows = (attention.split_heads(unpadding.pad(x)) for x in (query, key, value))  # (B, h, T, d)
+    context, _ = attention.attend(*rows, bias, False, False)
+    context = unpadding.unpad(attention.merge_heads(context))  # (N, H)
+    attention_output = layer.attention.output(context, hidden_states)
+    return layer.output(layer.intermediate(attention_output), attention_output)  # (N, H)
+
+
+class SpeedBertModel(BertModel):
+    """BERT's encoder, taking packed rows (``position_ids`` that restart at 0) and, with
+    ``unpad=True``, computing on the real tokens only. Built by :func:`speed_path`."""
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        *,
+        position_ids: torch.Tensor | None = None,
+        unpad: bool = False,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        check_input_shape(input_ids, self.config)
+        if position_ids is None:  # not packed: BERT's own forward
+            if not unpad or attention_mask is None or is_compiling():
+                return super().forward(
+                    input_ids, attention_mask, token_type_ids,
+                    output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+                )  # fmt: skip
+            position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)
+            position_ids = position_ids.expand_as(input_ids)
+            allowed = attention_allowed(attention_mask, is_causal=self.config.is_causal)
+        else:
+            if attention_mask is None:
+                attention_mask = torch.ones_like(input_ids)
+            allowed = packed_allowed(attention_mask, position_ids, is_causal=self.config.is_causal)
+        bias = attention_bias(allowed, self.embeddings.word_embeddings.weight.dtype)
+        if unpad and not is_compiling() and not (output_attentions or output_hidden_states):
+            output = self._unpadded(input_ids, attention_mask, token_type_ids, position_ids, bias)
+        else:
+            hidden_states = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
+            output = self.encoder(
+                hidden_states, bias, output_attentions=output_attentions,
+                output_hidden_states=output_hidden_states,
+            )  # fmt: skip
+        if self.pooler is not None:
+            output.pooler_output = self.pooler(output.last_hidden_state)  # (B, H)
+        return output
+
+    def _unpadded(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor,
+        bias: torch.Tensor,
+    ) -> EncoderOutput:
+        """Every layer on the (N, H) real tokens; the output padded back, zeros at padding."""
+        unpadding = Unpadding.from_mask(attention_mask)
+        tokens = [None if x is None else unpadding.unpad(x)[None] for x in
+                  (input_ids, token_type_ids, position_ids)]  # fmt: skip
+        hidden_states = self.embeddings(*tokens)[0]  # (N, H)
+        for layer in self.encoder.layer:
+            hidden_states = unpadded_layer(layer, hidden_states, bias, unpadding)
+        return EncoderOutput(last_hidden_state=unpadding.pad(hidden_states))  # (B, T, H)
+
+
+def has_speed_path(model: nn.Module) -> bool:
+    """Whether ``model``'s encoder (itself, or its ``.bert``) is BERT's, which has one."""
+    return type(getattr(model, "bert", model)) in (BertModel, SpeedBertModel)
+
+
+def speed_path(model: nn.Module) -> nn.Module:
+    """``model`` (an encoder, or a head with one as ``.bert``) with its encoder on the speed
+    path: the same module, weights and names, now taking ``position_ids`` and ``unpad``.
+
+    Only BERT's encoder has one: the modern encoder's switches (rotary positions, local
+    windows) would each need their own unpadded and packed versions.
+    """
+    encoder = getattr(model, "bert", model)
+    if type(encoder) is BertModel:
+        encoder.__class__ = SpeedBertModel  # no new weights: the forward is all that differs
+    elif not isinstance(encoder, SpeedBertModel):
+        raise TypeError(
+            f"unpadding and packing run on BERT's encoder; this model's is a "
+            f"{type(encoder).__name__}: train it padded (unpad: false, packing: false)"
+        )
+    return model
