@@ -31,6 +31,7 @@ from mlmcourse.data.real import DownloadError
 from mlmcourse.data.sentence import Sentence
 from mlmcourse.heads import BertForTokenClassification
 from mlmcourse.model import EncoderConfig
+from mlmcourse.model.speed import speed_path
 from mlmcourse.tasks.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.tokenization import WordPieceTokenizer
 from mlmcourse.training import TrainingConfig, build_optimizer
@@ -61,7 +62,7 @@ def make_models(config: EncoderConfig, num_labels: int):
     import transformers
 
     torch.manual_seed(0)
-    ours = BertForTokenClassification(config, num_labels=num_labels).train()
+    ours = speed_path(BertForTokenClassification(config, num_labels=num_labels).train())
     hf_config = transformers.BertConfig(
         **{k: v for k, v in config.to_dict().items() if k not in ("pre_layer_norm", "is_causal")},
         num_labels=num_labels,

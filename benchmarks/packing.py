@@ -36,6 +36,7 @@ from train_mlm import (
 from mlmcourse.data.real import DownloadError
 from mlmcourse.masking import MLMCollator
 from mlmcourse.model import EncoderConfig
+from mlmcourse.model.speed import speed_path
 from mlmcourse.tokenization import WordPieceTokenizer
 from mlmcourse.training import TrainingConfig, build_optimizer
 from mlmcourse.training.hardware import step_matmul_flops
@@ -106,6 +107,7 @@ def run_corpus(name, args, config, peak) -> float:
     tokenizer = WordPieceTokenizer.train(texts, vocab_size=args.vocab)
     config.vocab_size = tokenizer.vocab_size
     ours, theirs = make_models(config)
+    speed_path(ours)  # packed rows: the speed path keeps their texts apart
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=args.seq_len))
     packed = PackedMLMBatches(texts, collator, batch_size=args.batch, seed=0)
     reference = reference_batches(texts, tokenizer, args.batch, args.seq_len)
@@ -143,7 +145,7 @@ def run_corpus(name, args, config, peak) -> float:
 
 def full_rows_mfu(args, config, peak) -> None:
     config.vocab_size = args.vocab
-    ours, _ = make_models(config)
+    ours, _ = make_models(config)  # full rows: the plain core
     batch = make_batch(config, args.batch, args.seq_len, 0.15)
     optimizer = build_optimizer(ours, TrainingConfig(learning_rate=1e-4))
     cpu = torch.device("cpu")
