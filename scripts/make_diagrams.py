@@ -147,9 +147,10 @@ def pretrain_finetune() -> Svg:
         300,
         "Pretrain, then fine-tune",
         "Left: an encoder is pretrained with masked language modeling on a large amount of "
-        "unlabelled text. Right: its weights are copied under a small new head and fine-tuned "
-        "on a little labelled data for one task, such as named entities, sentence labels or "
-        "question answering.",
+        "unlabelled text. Right: its weights are copied under a small new head, and both are "
+        "fine-tuned (the encoder's weights change too) on a little labelled data for one task; "
+        "the head gives the task's output, such as named entities, sentence labels or "
+        "question answers.",
     )
     svg.text(190, 22, "1. Pretraining (once, expensive)", size=15, bold=True)
     svg.text(570, 22, "2. Fine-tuning (per task, cheap)", size=15, bold=True)
@@ -160,48 +161,50 @@ def pretrain_finetune() -> Svg:
     )
     svg.arrow(190, 162, 190, 184)
     svg.box(40, 186, 300, 44, "pretrained encoder (BERT)", BLUE, bold=True)
-    svg.arrow(340, 208, 420, 208)
-    svg.text(380, 192, "copy", size=12, italic=True)
-    svg.box(420, 186, 300, 44, "the same encoder weights", BLUE)
-    svg.arrow(570, 186, 570, 164)
-    svg.box(420, 118, 300, 44, "a small new head (a few layers)", GREEN)
-    svg.arrow(570, 94, 570, 116)
+    svg.arrow(340, 200, 420, 146)
+    svg.text(396, 188, "copy", size=12, italic=True)
     svg.box(420, 50, 300, 44, "a little labelled data for one task", GRAY)
+    svg.arrow(570, 94, 570, 116)
+    svg.box(420, 118, 300, 44, "the copied encoder\n(fine-tuning updates it too)", BLUE, size=13)
+    svg.arrow(570, 162, 570, 184)
+    svg.box(420, 186, 300, 44, "a small new head (a few layers)", GREEN)
     for i, task in enumerate(("entities (NER)", "sentence labels", "answers (QA)")):
-        svg.box(420 + i * 102, 248, 96, 36, task, GREEN, size=12)
-        svg.arrow(570, 230, 468 + i * 102, 248)
+        svg.box(420 + i * 102, 250, 96, 36, task, GREEN, size=12)
+        svg.arrow(570, 230, 468 + i * 102, 250)
     return svg
 
 
 def input_embeddings() -> Svg:
-    tokens = ["[CLS]", "Marie", "lives", "in", "Tival", "[SEP]"]
+    tokens = ["[CLS]", "Marie", "sings", "[SEP]", "she", "won", "[SEP]"]
+    segment = ["A", "A", "A", "A", "B", "B", "B"]
     svg = Svg(
         760,
         330,
         "BERT's input embeddings",
-        "Each token of the input gets three vectors of the hidden size H: its token embedding "
-        "(a row of the vocabulary table), a position embedding (a row per position 0, 1, 2 and "
-        "so on) and a segment embedding (sentence A or B). The three are added, then normalised "
-        "with LayerNorm, giving one vector per token: the (B, T, H) input of the first layer.",
+        "Each token of a sentence pair gets three vectors of the hidden size H: its token "
+        "embedding (a row of the vocabulary table), a position embedding (a row per position 0, "
+        "1, 2 and so on) and a segment embedding (A for the first sentence, its [CLS] and its "
+        "[SEP]; B for the second). The three are added, then normalised with LayerNorm, giving "
+        "one vector per token: the (B, T, H) input of the first layer.",
     )
-    xs = tokens_row(svg, tokens, 120, 20, w=92, gap=10)
+    xs = tokens_row(svg, tokens, 110, 20, w=84, gap=8)
     rows = [("token", BLUE, lambda i, t: f"E[{t}]"), ("position", PURPLE, lambda i, t: f"P[{i}]"),
-            ("segment", PURPLE, lambda i, t: "S[A]")]  # fmt: skip
+            ("segment", PURPLE, lambda i, t: f"S[{segment[i]}]")]  # fmt: skip
     for r, (name, colors, label) in enumerate(rows):
         y = 80 + r * 52
         svg.text(100, y + 17, name, size=12, anchor="end")
         for i, x in enumerate(xs):
-            svg.box(x - 44, y, 88, 34, label(i, tokens[i]), colors, size=12, mono=True)
+            svg.box(x - 40, y, 80, 34, label(i, tokens[i]), colors, size=12, mono=True)
             if r:
                 svg.text(x, y - 9, "+", size=16, bold=True)
     for x in xs:
         svg.arrow(x, 50, x, 78)
         svg.arrow(x, 218, x, 246)
-    svg.box(120, 248, 602, 30, "sum  →  LayerNorm  →  dropout", GRAY, size=13)
+    svg.box(110, 248, 636, 30, "sum  →  LayerNorm  →  dropout", GRAY, size=13)
     for x in xs:
         svg.arrow(x, 278, x, 296)
     svg.text(
-        421, 312, "one H-dimensional vector per token: the (B, T, H) input of layer 1", size=13
+        428, 312, "one H-dimensional vector per token: the (B, T, H) input of layer 1", size=13
     )
     return svg
 
@@ -238,21 +241,23 @@ def bert_layer() -> Svg:
 
 
 def attention_masks() -> Svg:
-    tokens = ["[CLS]", "a", "cat", "[SEP]", "[PAD]", "[PAD]"]
+    tokens = ["[CLS]", "the", "cat", "[SEP]", "[PAD]", "[PAD]"]
     real = 4
     svg = Svg(
         780,
         330,
-        "Attention masks: padding and causal",
+        "Attention masks: bidirectional, padding, causal with padding",
         "Three 6 by 6 grids; rows are queries, columns are keys, a filled cell means the query "
-        "may attend to that key. With padding only (BERT), every query sees every real token "
-        "and no query sees the two [PAD] columns. With a causal mask (GPT), query t sees keys up to "
-        "t only: a lower triangle. Causal with padding combines both.",
+        "may attend to that key. Bidirectional, with no mask given: every query sees every key, "
+        "the [PAD] ones too. "
+        "Padding: the same, with the two [PAD] columns hidden from every query. Causal with "
+        "padding (a GPT-style model, chapter 8): query t sees the real keys up to t only, a "
+        "lower triangle; each padded row keeps its own diagonal cell, so no row is empty.",
     )
     grids = [
-        ("padding (BERT)", lambda q, k: k < real),
-        ("causal (GPT)", lambda q, k: k <= q),
-        ("causal + padding", lambda q, k: k <= q and k < real),
+        ("bidirectional (no mask)", lambda q, k: True),
+        ("padding", lambda q, k: k < real),
+        ("causal + padding", lambda q, k: (k <= q and k < real) or k == q),
     ]
     cell = 30
     for g, (name, allowed) in enumerate(grids):
@@ -329,35 +334,39 @@ def masking_801010() -> Svg:
 def mlm_step() -> Svg:
     svg = Svg(
         760,
-        400,
+        420,
         "One masked-language-modeling step",
         "A masked sentence goes through the encoder, which returns one vector per token. Only "
-        "at the masked positions, the MLM head (dense, GELU, LayerNorm, then a decoder whose "
-        "weight is the token-embedding matrix) turns the vector into a score for every word "
-        "of the vocabulary. The loss is the cross-entropy between those scores and the "
-        "original tokens, averaged over the masked positions.",
+        "at the labelled positions (the targets: most shown to the model as [MASK], some as a "
+        "random word or as themselves, like Paris here), the MLM head (dense, GELU, LayerNorm, "
+        "then a decoder whose weight is the token-embedding matrix) turns the vector into a "
+        "score for every word of the vocabulary. The loss is the cross-entropy between those "
+        "scores and the original tokens, averaged over the labelled positions; the other "
+        "positions get no score and no loss.",
     )
-    tokens = ["[CLS]", "Marie", "[MASK]", "in", "[MASK]", "[SEP]"]
+    tokens = ["[CLS]", "Marie", "[MASK]", "in", "Paris", "[SEP]"]
+    targets = {2: "lives", 4: "Paris (kept)"}
     xs = tokens_row(
-        svg, tokens, 110, 340, w=86, colors=lambda i, t: ORANGE if t == "[MASK]" else GRAY
+        svg, tokens, 110, 340, w=86, colors=lambda i, t: ORANGE if i in targets else GRAY
     )
+    for i, target in targets.items():
+        svg.text(xs[i], 388, f"target: {target}", size=11, italic=True)
     for x in xs:
         svg.arrow(x, 340, x, 300)
     svg.box(110, 250, 556, 50, "encoder: embeddings + N layers", BLUE, bold=True)
     for x in xs:
         svg.arrow(x, 250, x, 218)
         svg.box(x - 30, 194, 60, 24, "h", BLUE, size=12, mono=True)
-    for i in (2, 4):
+    for i in targets:
         svg.arrow(xs[i], 194, xs[i], 160)
         svg.box(xs[i] - 70, 112, 140, 48, "MLM head\n(tied to embeddings)", GREEN, size=12)
         svg.arrow(xs[i], 112, xs[i], 84)
-    svg.text(xs[2], 68, "a probability for each of V words", size=12)
-    svg.text(xs[4], 68, "a probability for each of V words", size=12)
+        svg.text(xs[i], 68, "a probability for each of V words", size=12)
     svg.box(230, 14, 340, 34, "loss = mean of −log p(original word)", ORANGE, size=13)
     svg.arrow(xs[2], 56, 330, 48)
     svg.arrow(xs[4], 56, 470, 48)
     svg.text(20, 355, "input", size=13, anchor="start", bold=True)
-    svg.text(620, 128, "unmasked positions:", size=11, anchor="start", italic=True)
+    svg.text(620, 128, "unlabelled positions:", size=11, anchor="start", italic=True)
     svg.text(620, 144, "no score, no loss", size=11, anchor="start", italic=True)
     return svg
 
@@ -483,49 +492,49 @@ def packing_unpadding() -> Svg:
         780,
         330,
         "Padding, packing and unpadding",
-        "Left: a padded batch, each row filled with [PAD] to the longest row, which costs "
-        "compute for nothing. Middle: packing puts several documents in one row; position ids "
-        "restart at 0 with each document and attention stays inside each document (a "
-        "block-diagonal mask). Right: unpadding drops the padding and computes on the real "
-        "tokens only, one long (N, H) sequence, padding back to rows only around attention.",
+        "The same five texts (5, 3, 4, 2 and 2 tokens) three ways. Left: a padded batch, each "
+        "row filled with [PAD] to the longest row (9 of 25 positions), which costs compute for "
+        "nothing. Middle: packing puts them in two rows of 8; position ids restart at 0 with "
+        "each text and attention stays inside each text (a block-diagonal mask). Right: "
+        "unpadding drops the padding and computes on the 16 real tokens only, one long (N, H) "
+        "sequence, padding back to rows only around attention.",
     )
-    lengths = [7, 4, 2]
+    lengths = [5, 3, 4, 2, 2]
+    palette = [BLUE, GREEN, ORANGE, PURPLE, ("#fce7f3", "#be185d")]
     cell = 18
-    svg.text(110, 24, "padded batch", size=14, bold=True)
+    svg.text(90, 24, "padded batch", size=14, bold=True)
     for r, n in enumerate(lengths):
-        for t in range(8):
-            colors = BLUE if t < n else GRAY
-            svg.box(40 + t * cell, 50 + r * 26, cell - 2, 22, "", colors)
-    svg.text(110, 140, "padding (gray) is computed", size=12, italic=True)
-    svg.text(110, 158, "and thrown away", size=12, italic=True)
+        for t in range(max(lengths)):
+            svg.box(40 + t * cell, 44 + r * 26, cell - 2, 22, "", palette[r] if t < n else GRAY)
+    svg.text(90, 190, "padding (gray) is computed", size=12, italic=True)
+    svg.text(90, 208, "and thrown away", size=12, italic=True)
     svg.text(390, 24, "packed rows", size=14, bold=True)
-    docs = [[7, 1], [4, 2, 2]]
-    palette = [BLUE, GREEN, ORANGE]
-    for r, row in enumerate(docs):
+    rows = [[0, 1], [2, 3, 4]]  # which texts each row holds
+    for r, row in enumerate(rows):
         t = 0
-        for d, n in enumerate(row):
-            for i in range(n):
-                svg.box(300 + t * cell, 50 + r * 44, cell - 2, 22, "", palette[d])
-                svg.text(300 + t * cell + cell / 2 - 1, 50 + r * 44 + 32, str(i), size=9, mono=True)
+        for d in row:
+            for i in range(lengths[d]):
+                svg.box(318 + t * cell, 44 + r * 44, cell - 2, 22, "", palette[d])
+                svg.text(318 + t * cell + cell / 2 - 1, 44 + r * 44 + 32, str(i), size=9, mono=True)
                 t += 1
-    svg.text(390, 150, "position ids restart at 0;", size=12, italic=True)
-    svg.text(390, 168, "each document attends to itself", size=12, italic=True)
-    # the block-diagonal mask of row 2
+    svg.text(390, 144, "position ids restart at 0;", size=12, italic=True)
+    svg.text(390, 162, "each text attends to itself", size=12, italic=True)
+    # the block-diagonal mask of row 2: texts of 4, 2 and 2 tokens
     for q in range(8):
         for k in range(8):
             same = (q < 4 and k < 4) or (4 <= q < 6 and 4 <= k < 6) or (q >= 6 and k >= 6)
             svg.box(
-                330 + k * 12, 190 + q * 12, 11, 11, "", BLUE if same else ("#ffffff", "#d1d5db")
+                342 + k * 12, 184 + q * 12, 11, 11, "", BLUE if same else ("#ffffff", "#d1d5db")
             )
-    svg.text(390, 300, "row 2's mask: block-diagonal", size=11, italic=True)
+    svg.text(390, 294, "row 2's mask: block-diagonal", size=11, italic=True)
     svg.text(650, 24, "unpadded", size=14, bold=True)
     t = 0
-    for r, n in enumerate(lengths):
+    for d, n in enumerate(lengths):
         for _ in range(n):
-            svg.box(560 + (t % 10) * cell, 50 + (t // 10) * 26, cell - 2, 22, "", palette[r])
+            svg.box(560 + (t % 10) * cell, 44 + (t // 10) * 26, cell - 2, 22, "", palette[d])
             t += 1
-    svg.text(650, 120, "only the 13 real tokens: (N, H)", size=12, italic=True)
-    svg.text(650, 138, "back to rows around attention", size=12, italic=True)
+    svg.text(650, 114, "only the 16 real tokens: (N, H)", size=12, italic=True)
+    svg.text(650, 132, "back to rows around attention", size=12, italic=True)
     return svg
 
 
