@@ -371,6 +371,151 @@ def mlm_step() -> Svg:
     return svg
 
 
+def multi_head_attention() -> Svg:
+    svg = Svg(
+        780,
+        380,
+        "Multi-head attention, with shapes",
+        "The input (B, T, H) is projected three times into queries, keys and values, each "
+        "(B, T, H). Each is split into h heads of d = H / h numbers and the heads are moved "
+        "next to the batch: (B, h, T, d). Every head scores its queries against its keys, "
+        "(B, h, T, T), takes a softmax over the keys and averages its values, (B, h, T, d). "
+        "The heads are put side by side again, (B, T, H), and one output projection mixes them.",
+    )
+    svg.box(290, 14, 200, 34, "x  (B, T, H)", GRAY, mono=True, size=13)
+    for i, name in enumerate(("Q", "K", "V")):
+        x = 120 + i * 200
+        svg.arrow(390, 48, x + 70, 74)
+        svg.box(x, 76, 140, 34, f"{name} = x W{name.lower()}  (B, T, H)", BLUE, mono=True, size=11)
+        svg.arrow(x + 70, 110, x + 70, 132)
+        for head in range(3):
+            svg.box(x + 4 + head * 46, 134, 42, 30, f"h{head + 1}", PURPLE, size=11, mono=True)
+        svg.text(x + 70, 178, "(B, h, T, d), d = H / h", size=11, mono=True)
+    svg.arrow(190, 186, 330, 214)
+    svg.arrow(390, 186, 390, 212)
+    svg.box(250, 214, 280, 34, "scores = Q Kᵀ / √d   (B, h, T, T)", ORANGE, mono=True, size=12)
+    svg.arrow(390, 248, 390, 268)
+    svg.box(250, 270, 280, 30, "softmax over keys, then × V  (B, h, T, d)", ORANGE, size=12)
+    svg.arrow(590, 186, 530, 284)
+    svg.arrow(390, 300, 390, 320)
+    svg.box(200, 322, 380, 34, "heads side by side (B, T, H), then × Wo", GREEN, size=13)
+    svg.text(660, 230, "each head:", size=11, anchor="start", italic=True)
+    svg.text(660, 246, "its own T × T", size=11, anchor="start", italic=True)
+    svg.text(660, 262, "attention pattern", size=11, anchor="start", italic=True)
+    return svg
+
+
+def wordpiece_greedy() -> Svg:
+    svg = Svg(
+        760,
+        300,
+        "WordPiece's greedy longest match",
+        "WordPiece splits a word from the left: it takes the longest prefix that is in the "
+        "vocabulary, then the longest piece of the rest written with ##, and so on. For "
+        "'unhappily' with a vocabulary holding un, ##happ, ##ily but not unh or unhappily, it "
+        "tries unhappily, unhappil and shorter prefixes until un matches, then ##happily down "
+        "to ##happ, then ##ily: un ##happ ##ily. If some rest matches nothing, the whole word "
+        "becomes [UNK].",
+    )
+    svg.text(380, 22, "unhappily  →  un  ##happ  ##ily", size=15, bold=True, mono=True)
+    steps = [
+        ("unhappily", ["unhappily ✗", "unhappil ✗", "…", "unh ✗", "un ✓"]),
+        ("##happily", ["##happily ✗", "##happil ✗", "…", "##happ ✓"]),
+        ("##ily", ["##ily ✓"]),
+    ]
+    for r, (rest, tries) in enumerate(steps):
+        y = 56 + r * 74
+        svg.box(30, y, 130, 34, rest, GRAY, mono=True, size=13)
+        svg.arrow(160, y + 17, 190, y + 17)
+        for i, attempt in enumerate(tries):
+            good = attempt.endswith("✓")
+            svg.box(192 + i * 112, y, 104, 34, attempt, GREEN if good else ("#ffffff", "#d1d5db"),
+                    mono=True, size=12)  # fmt: skip
+        svg.text(192, y + 50, "the longest piece in the vocabulary wins; the rest goes on", size=11,
+                 anchor="start", italic=True)  # fmt: skip
+    svg.text(380, 284, "no piece fits some rest  →  the whole word is [UNK]", size=13)
+    return svg
+
+
+def masking_strategies() -> Svg:
+    tokens = ["the", "P", "##ak", "##ron", "lost", "their", "trum", "##pet", "."]
+    svg = Svg(
+        780,
+        260,
+        "Token, whole-word and span masking",
+        "The same sentence masked three ways. Token masking chooses pieces on their own, so it "
+        "may hide part of a word (##ron of Pakron). Whole-word masking chooses words and hides "
+        "all of a chosen word's pieces (trum ##pet). Span masking hides a run of whole words "
+        "(Pakron lost).",
+    )
+    rows = [
+        ("token", {3, 6}),
+        ("whole word", {6, 7}),
+        ("span", {1, 2, 3, 4}),
+    ]
+    for r, (name, hidden) in enumerate(rows):
+        y = 30 + r * 74
+        svg.text(118, y + 15, name, size=13, anchor="end", bold=True)
+        tokens_row(
+            svg, ["[MASK]" if i in hidden else t for i, t in enumerate(tokens)], 130, y, w=62,
+            gap=6, colors=lambda i, t, hidden=hidden: ORANGE if i in hidden else GRAY,
+        )  # fmt: skip
+    svg.text(420, 244, "orange: targets (shown here as [MASK]; 80/10/10 applies to each)", size=12)
+    return svg
+
+
+def weight_tying() -> Svg:
+    svg = Svg(
+        760,
+        250,
+        "Weight tying",
+        "The token-embedding matrix (V by H) turns a token id into its vector at the input. "
+        "The MLM head's decoder uses the same matrix, transposed, to turn a vector back into "
+        "one score per vocabulary entry. One matrix, two uses: its V times H numbers are "
+        "stored and trained once.",
+    )
+    svg.box(30, 100, 140, 40, "token id", GRAY, mono=True, size=13)
+    svg.arrow(170, 120, 220, 120)
+    svg.box(222, 70, 170, 100, "E\n(V × H)\nembeddings", BLUE, bold=True, size=13)
+    svg.arrow(392, 120, 430, 120)
+    svg.box(432, 96, 100, 48, "encoder\n+ transform", GRAY, size=12)
+    svg.arrow(532, 120, 568, 120)
+    svg.box(570, 96, 160, 48, "h · Eᵀ + b\n(V scores)", GREEN, size=12, mono=True)
+    svg.line([(650, 96), (650, 40), (307, 40), (307, 68)], arrow=True, color="#1d4ed8")
+    svg.text(478, 28, "the decoder's weight IS E (the same tensor)", size=12, italic=True)
+    svg.text(380, 214, "input: row of E for a token; output: dot product with every row of E",
+             size=12)  # fmt: skip
+    return svg
+
+
+def pipeline_map() -> Svg:
+    svg = Svg(
+        780,
+        200,
+        "From text to loss: chapters 1 to 4",
+        "Chapter 1, the tokenizer, turns text into input_ids (B, T) and an attention_mask. "
+        "Chapter 2, the masking collator, picks targets: masked input_ids and labels (B, T), "
+        "-100 where there is no target. Chapter 3, the encoder, turns the ids into hidden "
+        "states (B, T, H). Chapter 4, the MLM head, scores the labelled positions over the "
+        "vocabulary, (N, V), and the cross-entropy with the labels is the loss.",
+    )
+    stages = [
+        ("1 tokenizer", "text → input_ids (B, T)\n+ attention_mask"),
+        ("2 masking", "→ masked input_ids,\nlabels (B, T), -100"),
+        ("3 encoder", "→ hidden states\n(B, T, H)"),
+        ("4 MLM head + loss", "→ logits (N, V) at\nlabels; cross-entropy"),
+    ]
+    for i, (name, what) in enumerate(stages):
+        x = 20 + i * 190
+        svg.text(x + 85, 40, name, size=14, bold=True)
+        svg.box(x, 60, 170, 70, what, (BLUE, GREEN, PURPLE, ORANGE)[i], size=11, mono=True)
+        if i < 3:
+            svg.arrow(x + 170, 95, x + 188, 95)
+    svg.text(390, 168, "N = number of labelled positions (15% of the tokens in BERT)", size=12,
+             italic=True)  # fmt: skip
+    return svg
+
+
 def clm_vs_mlm_targets() -> Svg:
     svg = Svg(
         780,
@@ -579,6 +724,11 @@ DIAGRAMS: dict[str, Callable[[], Svg]] = {
     "clm_vs_mlm_targets": clm_vs_mlm_targets,
     "packing_unpadding": packing_unpadding,
     "data_parallel": data_parallel,
+    "multi_head_attention": multi_head_attention,
+    "wordpiece_greedy": wordpiece_greedy,
+    "masking_strategies": masking_strategies,
+    "weight_tying": weight_tying,
+    "pipeline_map": pipeline_map,
 }
 
 
