@@ -158,3 +158,21 @@ def test_the_encoder_of_any_head_loads_alone(tmp_path):
         bert = getattr(model, "bert", model)
         assert (encoder.pooler is None) == (bert.pooler is None)
         assert all(torch.equal(v, bert.state_dict()[k]) for k, v in encoder.state_dict().items())
+
+
+def test_a_modern_checkpoint_saved_the_0_2_0_way_loads_into_the_modern_encoder(tmp_path):
+    """0.2.0 wrote a modern encoder's switches into ``config.json`` beside the head's class
+    name (``BertForMaskedLM``); such a folder loads into ``ModernBertModel``, same logits."""
+    config = tiny_encoder_config(
+        position_embedding_type="rotary", ffn_type="geglu", norm_type="rmsnorm", bias=False
+    )
+    model = BertForMaskedLM(config).eval()
+    save_checkpoint(tmp_path / "run", model)
+    path = tmp_path / "run" / "config.json"
+    saved = json.loads(path.read_text())
+    saved["architectures"] = ["BertForMaskedLM"]  # as 0.2.0 wrote it
+    path.write_text(json.dumps(saved))
+    loaded = load_checkpoint(tmp_path / "run").model.eval()
+    assert isinstance(loaded.bert, ModernBertModel)
+    ids = torch.randint(5, config.vocab_size, (2, 7), generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(loaded(ids).logits, model(ids).logits)
