@@ -411,11 +411,11 @@ def wordpiece_greedy() -> Svg:
         300,
         "WordPiece's greedy longest match",
         "WordPiece splits a word from the left: it takes the longest prefix that is in the "
-        "vocabulary, then the longest piece of the rest written with ##, and so on. For "
-        "'unhappily' with a vocabulary holding un, ##happ, ##ily but not unh or unhappily, it "
-        "tries unhappily, unhappil and shorter prefixes until un matches, then ##happily down "
-        "to ##happ, then ##ily: un ##happ ##ily. If some rest matches nothing, the whole word "
-        "becomes [UNK].",
+        "vocabulary, then the longest piece of the rest, marked as a continuation, and so on. "
+        "For 'unhappily' with a vocabulary holding un and the continuations happ and ily, but "
+        "not unh or unhappily, it tries unhappily, unhappil and shorter prefixes until un "
+        "matches, then the continuations happily down to happ, then ily: un, happ, ily. If "
+        "some rest matches nothing, the whole word becomes [UNK].",
     )
     svg.text(380, 22, "unhappily  →  un  ##happ  ##ily", size=15, bold=True, mono=True)
     steps = [
@@ -444,8 +444,8 @@ def masking_strategies() -> Svg:
         260,
         "Token, whole-word and span masking",
         "The same sentence masked three ways. Token masking chooses pieces on their own, so it "
-        "may hide part of a word (##ron of Pakron). Whole-word masking chooses words and hides "
-        "all of a chosen word's pieces (trum ##pet). Span masking hides a run of whole words "
+        "may hide part of a word (the piece ron of Pakron). Whole-word masking chooses words and "
+        "hides all of a chosen word's pieces (trum and pet). Span masking hides a run of whole words "
         "(Pakron lost).",
     )
     rows = [
