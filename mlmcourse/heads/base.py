@@ -25,7 +25,6 @@ __all__ = [
     "ClassifierHead",
     "EncoderHead",
     "Labels",
-    "check_labels_shape",
     "encoder_state",
     "label_arguments",
     "label_names",
@@ -141,17 +140,6 @@ class EncoderHead(nn.Module):
         and on the speed path ``position_ids`` and ``unpad`` (:mod:`mlmcourse.model.speed`).
         """
         return self.bert(input_ids, attention_mask, token_type_ids, **encoder_options)
-
-
-def check_labels_shape(labels: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
-    """Labels of the expected shape and an integer dtype: the one check of a head's forward,
-    known without reading a value back from the device. Their values come from the collators
-    and the task functions, which check them where a user's data comes in."""
-    if not isinstance(labels, torch.Tensor) or tuple(labels.shape) != tuple(shape):
-        got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
-        raise ValueError(f"labels must have the shape {what} {tuple(shape)}, got {got}")
-    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
-        raise ValueError(f"labels must hold integer ids, got dtype {labels.dtype}")
 
 
 def label_names(labels: Labels) -> list[str]:

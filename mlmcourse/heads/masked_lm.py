@@ -22,7 +22,6 @@ from torch import nn
 
 from mlmcourse.heads.base import (
     EncoderHead,
-    check_labels_shape,
     encoder_state,
     load_encoder_state,
 )
@@ -158,7 +157,6 @@ class BertForMaskedLM(EncoderHead):
         hidden = out.last_hidden_state  # (B, T, H)
         if labels is None:
             return self.output_type(None, self.cls(hidden), out.hidden_states, out.attentions)
-        check_labels_shape(labels, input_ids.shape, "of input_ids")
         targets = self.targets(labels)
         selected = targets != IGNORE_INDEX  # (B, T)
         logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored

@@ -20,7 +20,6 @@ from torch import nn
 from mlmcourse.heads.base import (
     ClassifierHead,
     Labels,
-    check_labels_shape,
     encoder_state,
     label_names,
     load_encoder_state,
@@ -123,7 +122,6 @@ class BertForTokenClassification(ClassifierHead):
         logits = self.classifier(self.dropout(out.last_hidden_state))  # (B, T, L)
         loss = None
         if labels is not None:
-            check_labels_shape(labels, input_ids.shape, "of input_ids")
             loss = token_classification_loss(logits, labels, self.class_weights)
         return TokenClassifierOutput(loss, logits, out.hidden_states, out.attentions)
 

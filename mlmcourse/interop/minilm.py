@@ -37,6 +37,7 @@ from mlmcourse.utils.runtime import seeded_generator
 __all__ = [
     "HEAD_KEYS",
     "fit_mlm_head",
+    "head_epoch",
     "head_path",
     "load_minilm_mlm",
     "masked_features",
@@ -154,7 +155,11 @@ def masked_features(
     return torch.cat(features), torch.cat(targets)
 
 
-def _check_head_data(features: torch.Tensor, targets: torch.Tensor) -> None:
+def _check_head_data(
+    features: torch.Tensor, targets: torch.Tensor, epochs: int, batch_size: int
+) -> None:
+    check_positive_int(epochs, "epochs")
+    check_positive_int(batch_size, "batch_size")
     if features.shape[0] != targets.shape[0] or features.shape[0] == 0:
         raise ValueError(
             f"features {tuple(features.shape)} and targets {tuple(targets.shape)} must be "
@@ -177,34 +182,44 @@ def fit_mlm_head(
     The decoder is the word-embedding matrix, so it stays frozen with the encoder: the head
     learns to map the encoder's vectors into the space where the embeddings read words out.
     """
-    check_positive_int(epochs, "epochs")
-    check_positive_int(batch_size, "batch_size")
-    _check_head_data(features, targets)
-    params = dict(model.named_parameters())
-    trained = [params[k] for k in HEAD_KEYS]
+    _check_head_data(features, targets, epochs, batch_size)
+    trained = [dict(model.named_parameters())[k] for k in HEAD_KEYS]
     optimizer = torch.optim.AdamW(trained, lr=learning_rate, weight_decay=0.01)
     steps = epochs * -(-len(targets) // batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1 - s / steps)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1 - s / steps)  # to 0
     generator = seeded_generator(seed)
     decoder = model.cls.predictions.decoder.weight
     decoder.requires_grad_(False)
-    losses = []
     try:
-        for _ in range(epochs):
-            order = torch.randperm(len(targets), generator=generator)
-            total = 0.0
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
-                loss = F.cross_entropy(model.cls(features[rows]), targets[rows])
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                schedule.step()
-                total += float(loss.detach()) * len(rows)
-            losses.append(total / len(targets))
+        return [
+            head_epoch(model.cls, features, targets, optimizer, schedule, batch_size, generator)
+            for _ in range(epochs)
+        ]
     finally:
         decoder.requires_grad_(True)
-    return losses
+
+
+def head_epoch(
+    head: torch.nn.Module,
+    features: torch.Tensor,
+    targets: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    schedule: torch.optim.lr_scheduler.LRScheduler,
+    batch_size: int,
+    generator: torch.Generator,
+) -> float:
+    """One pass over the masked positions in a random order; returns the head's mean loss."""
+    order = torch.randperm(len(targets), generator=generator)
+    total = 0.0
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        loss = F.cross_entropy(head(features[rows]), targets[rows])  # (b, V) scores vs (b,)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        total += float(loss.detach()) * len(rows)
+    return total / len(targets)
 
 
 def topk_accuracy(logits: torch.Tensor, targets: torch.Tensor, ks: Sequence[int] = (1, 5)) -> dict:

@@ -326,11 +326,12 @@ class BertPooler(nn.Module):
 
 # ----------------------------------------------------------------------------------- model
 def check_input_shape(input_ids: torch.Tensor, config: EncoderConfig) -> None:
-    """A batch of integer ids no longer than the model reads: the one check of a forward.
+    """A (batch, seq_len) tensor no longer than the model reads: the one check of a forward.
 
-    Shapes, lengths and dtypes are known without reading a value back from the device. The
-    values themselves (ids within the vocabulary, a tokenizer that belongs to the model) are
-    checked where they come in: the tokenizers, the collators and the task functions.
+    Both are known without reading a value back from the device, and a too-long input would
+    otherwise fail deep inside the position embedding. Everything else (integer ids inside the
+    vocabulary, a mask of 0 and 1) is checked where a batch comes in:
+    :func:`mlmcourse.model.inputs.check_model_inputs`.
     """
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
         got = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else input_ids
@@ -338,8 +339,6 @@ def check_input_shape(input_ids: torch.Tensor, config: EncoderConfig) -> None:
             f"input_ids must be a (batch, seq_len) tensor of token ids, got {got!r:.80}; "
             f"for one sequence use input_ids.unsqueeze(0)"
         )
-    if input_ids.dtype.is_floating_point or input_ids.dtype == torch.bool:
-        raise ValueError(f"input_ids must hold integer ids, got dtype {input_ids.dtype}")
     if input_ids.shape[1] > config.max_position_embeddings:
         raise ValueError(
             f"sequence length {input_ids.shape[1]} is longer than max_position_embeddings="

@@ -19,18 +19,20 @@ import torch
 from mlmcourse.model.bert import check_input_shape
 from mlmcourse.model.config import EncoderConfig
 
-__all__ = ["check_model_inputs"]
+__all__ = ["check_model_inputs", "check_batch_for"]
 
 
 def check_model_inputs(
     config: EncoderConfig, batch: Mapping[str, Any], *, label_classes: int | None = None
 ) -> None:
     """Every tensor of ``batch`` that the encoder reads, against ``config``, and its ``labels``
-    (ids in ``[0, label_classes)`` or -100, when the head says how many classes it scores),
-    with a message that says what was wrong and what to do. Reads the values: call it on the
-    CPU batch."""
+    (integers of the batch's shape; ids in ``[0, label_classes)`` or -100 when the head says
+    how many classes it scores), with a message that says what was wrong and what to do. Reads
+    the values: call it on the CPU batch."""
     input_ids = batch.get("input_ids")
     check_input_shape(input_ids, config)
+    if input_ids.dtype.is_floating_point or input_ids.dtype == torch.bool:
+        raise ValueError(f"input_ids must hold integer ids, got dtype {input_ids.dtype}")
     for name in ("attention_mask", "token_type_ids", "position_ids"):
         tensor = batch.get(name)
         if tensor is not None and (
@@ -58,12 +60,22 @@ def check_model_inputs(
             )
         _check_range(segments, "token_type_ids", max(1, config.type_vocab_size), "type_vocab_size")
     labels = batch.get("labels")
-    if labels is not None and label_classes is not None:
+    if labels is not None:
         _check_labels(labels, input_ids, label_classes)
 
 
-def _check_labels(labels: Any, input_ids: torch.Tensor, label_classes: int) -> None:
-    """Integer labels of the batch's shape, each a class in ``[0, label_classes)`` or -100."""
+def check_batch_for(model: Any, batch: Mapping[str, Any]) -> None:
+    """``batch`` against one of our models (ids it has, a mask of 0 and 1, labels its head
+    scores); any other model is left to itself. The training loop and ``evaluate`` call it on
+    their first batch: once, where the data comes in, rather than in every forward."""
+    config = getattr(model, "config", None)
+    if isinstance(config, EncoderConfig):
+        check_model_inputs(config, batch, label_classes=getattr(model, "label_classes", None))
+
+
+def _check_labels(labels: Any, input_ids: torch.Tensor, label_classes: int | None) -> None:
+    """Integer labels of the batch's shape, each a class in ``[0, label_classes)`` or -100
+    (the values only when the head says how many classes it scores)."""
     shapes = (tuple(input_ids.shape), tuple(input_ids.shape[:1]))  # per token, per sequence
     if not isinstance(labels, torch.Tensor) or tuple(labels.shape) not in shapes:
         got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
@@ -74,7 +86,11 @@ def _check_labels(labels: Any, input_ids: torch.Tensor, label_classes: int) -> N
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
         raise ValueError(f"labels must hold integer ids, got dtype {labels.dtype}")
     scored = labels[labels != -100]
-    if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= label_classes):
+    if (
+        label_classes is not None
+        and scored.numel()
+        and (int(scored.min()) < 0 or int(scored.max()) >= label_classes)
+    ):
         bad = int(scored.min()) if int(scored.min()) < 0 else int(scored.max())
         raise ValueError(
             f"labels must be in [0, {label_classes}) or -100 (not scored), found {bad}"

@@ -18,6 +18,7 @@ from mlmcourse.pretraining.recipe import (
     build_model,
     build_tokenizer,
     check_input_paths,
+    checked_config,
     load_texts,
     pretrain,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "pretrain",
     "load_texts",
     "check_input_paths",
+    "checked_config",
     "build_tokenizer",
     "build_model",
     "build_collator",

@@ -82,14 +82,10 @@ def pretrain(
     log: Callable[[str], None] | None = print,
 ) -> PretrainRun:
     """The whole recipe: data, tokenizer, masking, model, :func:`~mlmcourse.training.train`,
-    checkpoint. With ``init_from``, the model and tokenizer come from a checkpoint (continued
-    pretraining): the new data is read with the old vocabulary."""
-    if not isinstance(config, PretrainConfig):
-        config = load_config(config)
-    check_input_paths(config)
+    checkpoint; ``init_from`` continues from a checkpoint's model and vocabulary."""
+    config = checked_config(config)
     set_seed(config.seed)  # the same seed on every rank: identical initial weights
-    # Under torchrun, join the process group (gloo on CPU, nccl on CUDA, one GPU per process).
-    job = distributed.init_distributed(get_device(config.device or None))
+    job = distributed.init_distributed(get_device(config.device or None))  # under torchrun
     say = on_main_process(log)
     train_texts, validation_texts = load_texts(config.dataset)
     model, tokenizer = _model_and_tokenizer(config, train_texts, say)
@@ -100,24 +96,26 @@ def pretrain(
     )
     say(_summary(config, model, tokenizer, (len(train_texts), len(validation_texts)), job))
     result = train(
-        model,
-        batches,
-        _scaled_training_config(config, job.world_size, say),
-        eval_batches=eval_batches,
-        device=job.device,
-        output_dir=config.output_dir or None,
-        tokenizer=tokenizer,
-        resume_from=config.resume_from_checkpoint or None,
-        extra_config=config.to_dict(),
-        progress=progress,
-        log=log,
-    )
+        model, batches, _scaled_training_config(config, job.world_size, say),
+        eval_batches=eval_batches, device=job.device, output_dir=config.output_dir or None,
+        tokenizer=tokenizer, resume_from=config.resume_from_checkpoint or None,
+        extra_config=config.to_dict(), progress=progress, log=log,
+    )  # fmt: skip
     if config.output_dir:
         say(f"checkpoint written to {config.output_dir}")
     return PretrainRun(model, tokenizer, result, config, list(train_texts), eval_batches, collator)
 
 
 # --- the ingredients --------------------------------------------------------------------------
+
+
+def checked_config(config: PretrainConfig | Mapping[str, Any]) -> PretrainConfig:
+    """``config`` as a :class:`PretrainConfig` (a mapping is read by :func:`load_config`,
+    which checks every value) whose input files exist."""
+    if not isinstance(config, PretrainConfig):
+        config = load_config(config)
+    check_input_paths(config)
+    return config
 
 
 def check_input_paths(config: PretrainConfig) -> None:

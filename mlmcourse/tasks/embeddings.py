@@ -71,6 +71,23 @@ def _check_max_length(model: nn.Module, max_length: int | None) -> int:
     return max_length
 
 
+def _checked_encode_args(
+    encoder: nn.Module,
+    tokenizer: Any,
+    texts: Sequence[str],
+    batch_size: int,
+    normalize: bool,
+    max_length: int | None,
+) -> tuple[list[str], int]:
+    """:func:`encode_sentences`' arguments, checked where they come in: the texts as a list and
+    the length to cut them to."""  # fmt: skip
+    texts = as_text_list(texts, "texts")
+    check_positive_int(batch_size, "batch_size")
+    check_bool(normalize, "normalize")
+    check_vocab_fits(tokenizer, encoder.config.vocab_size, "encode_sentences")
+    return texts, _check_max_length(encoder, max_length)
+
+
 @torch.no_grad()
 def encode_sentences(
     model: nn.Module,
@@ -81,26 +98,16 @@ def encode_sentences(
     normalize: bool = True,
     max_length: int | None = None,
 ) -> torch.Tensor:
-    """One embedding per text, (N, H) float32 on the CPU, in the order of ``texts``.
-
-    Mean of the encoder's last-layer vectors over the real tokens (``[CLS]`` and ``[SEP]``
-    included, padding not), then scaled to length 1 (``normalize``): sentence-transformers'
-    recipe for all-MiniLM-L6-v2. Texts longer than ``max_length`` pieces are cut (the final
-    ``[SEP]`` kept); ``None`` means the model's ``max_position_embeddings``: pass
-    ``max_length=sentence_max_length()`` (256) to get exactly sentence-transformers' vectors.
-
-    Texts are batched longest first (by characters, as sentence-transformers does), so a batch
-    holds texts of similar length and little padding; the rows are put back in input order.
-    ``model`` is a :class:`~mlmcourse.model.BertModel`, or a model with a ``.bert`` encoder.
-    """
-    texts = as_text_list(texts, "texts")
-    check_positive_int(batch_size, "batch_size")
-    check_bool(normalize, "normalize")
+    """One embedding per text, (N, H) float32 on the CPU, in input order: the mean of the last
+    layer over the real tokens, scaled to length 1 (``normalize``), as sentence-transformers
+    does for all-MiniLM-L6-v2. Texts are cut to ``max_length`` pieces (default: the model's
+    positions; sentence-transformers' 256 is ``sentence_max_length()``)."""
     encoder = getattr(model, "bert", model)
-    check_vocab_fits(tokenizer, encoder.config.vocab_size, "encode_sentences")
-    max_length = _check_max_length(encoder, max_length)
+    texts, max_length = _checked_encode_args(
+        encoder, tokenizer, texts, batch_size, normalize, max_length
+    )
     device = next(encoder.parameters()).device
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # longest first: less padding
     chunks = []
     with evaluating(encoder):
         for start in range(0, len(order), batch_size):
@@ -109,8 +116,7 @@ def encode_sentences(
             mask = batch["attention_mask"].to(device)  # (B, T)
             hidden = encoder(batch["input_ids"].to(device), mask).last_hidden_state  # (B, T, H)
             chunks.append(mean_pooling(hidden, mask).float().cpu())  # (B, H)
-    embeddings = torch.empty(len(texts), chunks[0].shape[-1])
-    embeddings[order] = torch.cat(chunks)  # back to input order
+    embeddings = torch.cat(chunks)[torch.argsort(torch.tensor(order))]  # back to input order
     return F.normalize(embeddings, p=2, dim=-1) if normalize else embeddings
 
 

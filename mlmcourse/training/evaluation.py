@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 import torch
 from torch import nn
 
+from mlmcourse.model.inputs import check_batch_for
 from mlmcourse.training.hardware import autocast_context, unwrap_model
 from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
@@ -74,7 +75,9 @@ def evaluate(
     device = torch.device(device) if device is not None else next(model.parameters()).device
     sums = torch.zeros(3, dtype=torch.float64, device=device)  # loss, correct, tokens
     with evaluating(model):
-        for batch in batches:
+        for i, batch in enumerate(batches):
+            if i == 0:  # the data, once, where it comes in
+                check_batch_for(unwrap_model(model), batch)
             batch = to_device(batch, device)
             labels = targets(model, batch["labels"])
             n = (labels != IGNORE_INDEX).sum()

@@ -20,8 +20,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from mlmcourse import checkpoint
-from mlmcourse.model import EncoderConfig
-from mlmcourse.model.inputs import check_model_inputs
+from mlmcourse.model.inputs import check_batch_for
 from mlmcourse.model.speed import speed_path
 from mlmcourse.training.config import TrainingConfig
 from mlmcourse.training.distributed import barrier, get_world_size
@@ -37,7 +36,7 @@ from mlmcourse.training.optim import build_optimizer, build_scheduler
 from mlmcourse.training.step import forward_backward, optimizer_step, seed_dropout
 from mlmcourse.training.stopping import StopRequest, TrainingInterrupted, check_finite_loss
 
-__all__ = ["train", "TrainResult", "Checkpointer"]
+__all__ = ["train", "training_steps", "Run", "TrainResult", "Checkpointer"]
 
 Batch = Mapping[str, torch.Tensor]
 
@@ -96,50 +95,74 @@ def train(
     result = TrainResult() if resume_from is None else checkpoints.resume(resume_from, config, say)
     if config.unpad:  # the real tokens only: the encoder's speed path
         speed_path(model)
-    accum, ddp = config.gradient_accumulation_steps, _ddp_or_none(model, device)
+    ddp = _ddp_or_none(model, device)
     forward = CompileFallback(ddp or model, enabled=config.torch_compile)
     if config.unpad:
         forward = partial(forward, unpad=True)
-    evaluate_now = partial(evaluate, model, eval_batches, device=device, precision=config.precision)
+    evaluate_now = None
+    if eval_batches is not None:
+        evaluate_now = partial(
+            evaluate, model, eval_batches, device=device, precision=config.precision
+        )
+    run = Run(model, forward, ddp, device, optimizer, scheduler, checkpoints, config, evaluate_now)
     model.train()
-    t0, first_step = time.perf_counter(), result.step
+    t0 = time.perf_counter()
     with _progress_bar(config, result.step, progress) as bar, StopRequest(ddp is None, say) as stop:
-        for step in range(result.step, config.max_steps):
-            seed_dropout(config.seed, step)
-            micro = [get_batch(step * accum + k) for k in range(accum)]
-            if step == first_step:  # the data, once, where it comes in (on the CPU: free)
-                _check_first_batch(model, micro[0])
-            micro = [to_device(batch, device) for batch in micro]
-            loss, tokens = forward_backward(model, forward, micro, config.precision, ddp)
-            check_finite_loss(loss, step + 1, scheduler.get_last_lr()[0], result.history)
-            grad_norm, lr = optimizer_step(model, optimizer, scheduler, config.max_grad_norm)
-            result.step, result.tokens_seen = step + 1, result.tokens_seen + tokens
-            bar.update(1)
-            if _due(result.step, config.logging_steps, config.max_steps, at_end=True):
-                _log_step(result, bar, loss=loss, lr=lr, grad_norm=grad_norm)
-            if eval_batches is not None and _due(result.step, config.eval_steps, config.max_steps):
-                _evaluate_during(evaluate_now, result, bar, loss)
-            if _due(result.step, config.save_steps, config.max_steps):
-                checkpoints.save(result)
-            if stop.requested and result.step < config.max_steps:  # Ctrl-C: stop between steps
-                checkpoints.save(result)
-                raise TrainingInterrupted.after(result.step, config.max_steps, output_dir)
+        training_steps(run, get_batch, result, bar, stop)
     result.train_seconds += time.perf_counter() - t0
-    if eval_batches is not None and config.final_evaluation and is_main_process():
+    if evaluate_now is not None and config.final_evaluation and is_main_process():
         _final_evaluation(evaluate_now, model, result, say)
     checkpoints.save(result)
     return result
 
 
+@dataclass
+class Run:
+    """What every step of a run uses, set up once by :func:`train`."""
+
+    model: nn.Module
+    forward: Callable[..., Any]  # the model, maybe compiled, in DDP, or on the speed path
+    ddp: nn.Module | None
+    device: torch.device
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    checkpoints: Checkpointer
+    config: TrainingConfig
+    evaluate_now: Callable[[], dict[str, float]] | None
+
+
+def training_steps(
+    run: Run, get_batch: Callable[[int], Batch], result: TrainResult, bar: Any, stop: StopRequest
+) -> None:
+    """From ``result.step`` to ``max_steps``: an optimiser step, then log, evaluate, save."""
+    config, first_step, accum = run.config, result.step, run.config.gradient_accumulation_steps
+    for step in range(first_step, config.max_steps):
+        seed_dropout(config.seed, step)  # under torchrun: each rank its own dropout masks
+        micro = [get_batch(step * accum + k) for k in range(accum)]
+        if step == first_step:  # the data, once, where it comes in (on the CPU: free)
+            check_batch_for(run.model, micro[0])
+        micro = [to_device(batch, run.device) for batch in micro]
+        loss, tokens = forward_backward(run.model, run.forward, micro, config.precision, run.ddp)
+        check_finite_loss(loss, step + 1, run.scheduler.get_last_lr()[0], result.history)
+        grad_norm, lr = optimizer_step(
+            run.model, run.optimizer, run.scheduler, config.max_grad_norm
+        )
+        result.step, result.tokens_seen = step + 1, result.tokens_seen + tokens
+        bar.update(1)
+        if _due(result.step, config.logging_steps, config.max_steps, at_end=True):
+            _log_step(result, bar, loss=loss, lr=lr, grad_norm=grad_norm)
+        if run.evaluate_now and _due(result.step, config.eval_steps, config.max_steps):
+            _evaluate_during(run.evaluate_now, result, bar, loss)
+        if _due(result.step, config.save_steps, config.max_steps):
+            run.checkpoints.save(result)
+        if stop.requested and result.step < config.max_steps:  # Ctrl-C: stop between steps
+            run.checkpoints.save(result)
+            raise TrainingInterrupted.after(
+                result.step, config.max_steps, run.checkpoints.output_dir
+            )
+
+
 # --- around the steps -------------------------------------------------------------------------
-
-
-def _check_first_batch(model: nn.Module, batch: Batch) -> None:
-    """The run's first batch against one of our models (ids it has, a mask of 0 and 1, labels
-    its head scores): once, where the data comes in, rather than in every forward."""
-    config = getattr(model, "config", None)
-    if isinstance(config, EncoderConfig):
-        check_model_inputs(config, batch, label_classes=getattr(model, "label_classes", None))
 
 
 def _place(model: nn.Module, device: torch.device | str | None) -> torch.device:

@@ -87,14 +87,14 @@ def test_head_is_tied_and_bidirectional_config_is_refused(tokenizer):
         BertForCausalLM({"hidden_size": 32})
 
 
-def test_labels_are_checked(tokenizer):
+def test_labels_are_checked_where_a_batch_comes_in(tokenizer):
     model = BertForCausalLM(causal_config(tokenizer))
     ids = torch.tensor([tokenizer.encode(TEXTS[0]).ids])
     with pytest.raises(ValueError, match="shape of input_ids"):
-        model(ids, labels=ids[:, 1:])
+        check_model_inputs(model.config, {"input_ids": ids, "labels": ids[:, 1:]})
     with pytest.raises(ValueError, match="integer ids"):
-        model(ids, labels=ids.float())
-    with pytest.raises(ValueError, match="found 10"):  # where a batch comes in: train's first
+        check_model_inputs(model.config, {"input_ids": ids, "labels": ids.float()})
+    with pytest.raises(ValueError, match="found 10"):  # train's and evaluate's first batch
         check_model_inputs(model.config, {"input_ids": ids, "labels": ids + 10_000},
                            label_classes=model.label_classes)  # fmt: skip
 

@@ -14,6 +14,7 @@ from mlmcourse.heads.masked_lm import masked_lm_loss
 from mlmcourse.interop.bert import export_hf
 from mlmcourse.model.inputs import check_model_inputs
 from mlmcourse.tasks.fill_mask import unigram_baseline
+from mlmcourse.training import evaluate
 from tests.tiny import tiny_encoder_config
 
 VOCAB_SIZE = 50  # the error messages below name it
@@ -73,13 +74,15 @@ def test_a_batch_with_nothing_masked_gives_zero_loss_not_nan():
     assert masked_lm_loss(torch.zeros(0, 7), torch.zeros(0, dtype=torch.long)).item() == 0.0
 
 
-def test_bad_labels_are_explained():
+def test_bad_labels_are_explained_where_a_batch_comes_in():
     model = _model()
     batch = _batch()
     with pytest.raises(ValueError, match="labels must have the shape of input_ids"):
-        model(batch["input_ids"], labels=batch["labels"][:, :5])
+        check_model_inputs(model.config, {**batch, "labels": batch["labels"][:, :5]})
     with pytest.raises(ValueError, match="integer ids"):
-        model(batch["input_ids"], labels=batch["labels"].float())
+        check_model_inputs(model.config, {**batch, "labels": batch["labels"].float()})
+    with pytest.raises(ValueError, match="labels must have the shape of input_ids"):
+        evaluate(model, [{**batch, "labels": batch["labels"][:, :5]}])  # its first batch
     bad = batch["labels"].clone()
     bad[0, 1] = 50  # a value: checked where a batch comes in (train's first batch)
     with pytest.raises(ValueError, match=r"labels must be in \[0, 50\) or -100"):

@@ -255,10 +255,9 @@ def test_mean_pooling_ignores_padding():
     [
         (torch.ones(1, 17, dtype=torch.long), "longer than max_position_embeddings"),
         (torch.tensor([1, 2, 3]), r"\(batch, seq_len\)"),
-        (torch.ones(1, 3), "integer ids"),
     ],
 )
-def test_the_forward_checks_the_shape_length_and_dtype(input_ids, message):
+def test_the_forward_checks_the_shape_and_length(input_ids, message):
     with pytest.raises(ValueError, match=message):
         tiny_model()(input_ids)
 
@@ -269,6 +268,7 @@ def test_the_forward_checks_the_shape_length_and_dtype(input_ids, message):
         ({"input_ids": torch.tensor([[1, 2, 50]])}, r"\[0, vocab_size=50\), found id 50"),
         ({"input_ids": torch.tensor([[1, -1]])}, "found id -1"),
         ({"input_ids": torch.ones(1, 17, dtype=torch.long)}, "longer than max_position_embeddings"),
+        ({"input_ids": torch.ones(1, 3)}, "input_ids must hold integer ids, got dtype"),
         (
             {"input_ids": torch.ones(2, 3, dtype=torch.long), "attention_mask": torch.ones(2, 4)},
             r"attention_mask must have the shape of input_ids \(2, 3\), got \(2, 4\)",

@@ -25,8 +25,9 @@ LITERALINCLUDE = re.compile(r"```\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)
 
 
 def listings(markdown: str, folder: Path) -> list[tuple[int, str, int]]:
-    """``(line, what, lines shown)`` for each ``:pyobject:`` literalinclude of a chapter, the
-    lines counted as Sphinx shows them (after ``start-after``, ``end-before`` and ``lines``)."""
+    """``(line, what, lines)`` for each ``:pyobject:`` literalinclude of a chapter: the whole
+    object, decorators included, however much of it ``start-after``, ``end-before`` or ``lines``
+    show (a window into a long function is still a long function to read)."""
     from sphinx.config import Config
     from sphinx.directives.code import LiteralIncludeReader
 
@@ -35,10 +36,9 @@ def listings(markdown: str, folder: Path) -> list[tuple[int, str, int]]:
         options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", match[2], re.M))
         if "pyobject" not in options:
             continue
-        if "dedent" in options:
-            options["dedent"] = int(options["dedent"] or 0)
         path = (folder / match[1]).resolve()
-        code, _ = LiteralIncludeReader(str(path), options, Config({}, {})).read()
+        whole = {"pyobject": options["pyobject"]}
+        code, _ = LiteralIncludeReader(str(path), whole, Config({}, {})).read()
         line = markdown.count("\n", 0, match.start()) + 1
         found.append((line, options["pyobject"], len(code.rstrip("\n").split("\n"))))
     return found
@@ -64,7 +64,7 @@ def test_every_listing_of_the_book_is_at_most_30_lines():
     )
 
 
-def test_the_listing_count_follows_the_options(tmp_path):
+def test_a_window_into_a_long_object_counts_the_whole_object(tmp_path):
     source = tmp_path / "m.py"
     body = "".join(f"    x{i} = {i}\n" for i in range(40))
     source.write_text(f"def long():\n{body}    return x0\n\n\ndef short():\n    return 1\n")
@@ -73,7 +73,7 @@ def test_the_listing_count_follows_the_options(tmp_path):
         "```{literalinclude} m.py\n:pyobject: long\n:start-after: x9 = 9\n:end-before: x30\n"
         ":dedent: 4\n```\n\n```{literalinclude} m.py\n:pyobject: short\n```\n"
     )
-    assert listings(chapter, tmp_path) == [(1, "long", 42), (7, "long", 20), (14, "short", 2)]
+    assert listings(chapter, tmp_path) == [(1, "long", 42), (7, "long", 42), (14, "short", 2)]
 
 
 # --- forward ----------------------------------------------------------------------------------

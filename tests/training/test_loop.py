@@ -281,3 +281,29 @@ def test_the_chapters_plain_training_loop_is_train(dropout):
         states.append(model.state_dict())
     for name, value in states[1].items():
         torch.testing.assert_close(states[0][name], value, atol=1e-6, rtol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda b: {**b, "labels": b["labels"][:, :-1]}, "labels must have the shape of input_ids"),
+        (lambda b: {**b, "labels": b["labels"].float()}, "labels must hold integer ids"),
+        (lambda b: {**b, "input_ids": b["input_ids"].float()}, "input_ids must hold integer ids"),
+        (lambda b: {**b, "input_ids": b["input_ids"] + 10_000}, r"vocab_size=\d+\), found id"),
+    ],
+)
+def test_a_bad_batch_is_named_before_the_first_step(change, message):
+    """The forward checks only the shape and length; the batch's kinds and values are checked
+    on the run's first batch, before a step changes the weights."""
+    from mlmcourse.heads import BertForMaskedLM
+    from tests.tiny import tiny_encoder_config
+
+    config = tiny_encoder_config()
+    model = BertForMaskedLM(config)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    ids = torch.randint(5, config.vocab_size, (2, 6), generator=torch.Generator().manual_seed(0))
+    batch = {"input_ids": ids, "labels": ids.clone()}
+    with pytest.raises(ValueError, match=message):
+        train(model, lambda step: change(batch), _quiet(max_steps=2), progress=False, log=None)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, before[name]), name

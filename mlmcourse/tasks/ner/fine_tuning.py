@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import torch
@@ -21,7 +22,7 @@ from mlmcourse.training import TrainResult, fine_tune
 from mlmcourse.utils.checks import check_probability
 from mlmcourse.utils.runtime import set_seed
 
-__all__ = ["REAL_TEXT_RECIPE", "fine_tune_tagger", "new_tagger"]
+__all__ = ["REAL_TEXT_RECIPE", "fine_tune_tagger", "new_tagger", "tagger_batch"]
 
 REAL_TEXT_RECIPE = {
     "epochs": 2,
@@ -88,17 +89,32 @@ def fine_tune_tagger(
     max_length = model.config.max_position_embeddings
     lengths = _piece_lengths(sentences, tokenizer, max_length) if epochs is not None else None
 
-    def make_batch(rows: list[Any], generator: torch.Generator) -> dict[str, torch.Tensor]:
-        batch = tokenize_and_align_labels(rows, tokenizer, labels, max_length=max_length)
-        return word_dropout(
-            batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=generator
-        )
-
+    make_batch = partial(
+        tagger_batch, tokenizer=tokenizer, labels=labels, max_length=max_length, unk_rate=unk_rate
+    )
     return fine_tune(
         model, sentences, make_batch, lengths=lengths, epochs=epochs, steps=steps,
         batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
         seed=seed, unpad=unpad, device=device, progress=progress,
     )  # fmt: skip
+
+
+def tagger_batch(
+    rows: list[Any],
+    generator: torch.Generator,
+    *,
+    tokenizer: Any,
+    labels: LabelVocab,
+    max_length: int,
+    unk_rate: float,
+) -> dict[str, torch.Tensor]:
+    """One training batch of tagged sentences: their pieces, each word's tag on its first
+    piece (-100 on the rest and on padding), and ``unk_rate`` of the labelled words hidden
+    behind ``[UNK]``, drawn from ``generator``."""
+    batch = tokenize_and_align_labels(rows, tokenizer, labels, max_length=max_length)
+    return word_dropout(
+        batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=generator
+    )
 
 
 def _check_tagger_inputs(sentences: Sequence[Any], unk_rate: Any) -> float:

@@ -278,8 +278,10 @@ def test_a_batch_with_nothing_to_score_has_zero_loss_with_a_graph():
 )
 def test_labels_of_the_wrong_shape_or_kind_are_clear_errors(labels, match):
     model = BertForTokenClassification(ner_config(), 3)
-    with pytest.raises(ValueError, match=match):
-        model(torch.tensor([[101, 102]]), labels=labels)
+    with pytest.raises(ValueError, match=match):  # where a batch comes in: train's first batch
+        check_model_inputs(
+            model.config, {"input_ids": torch.tensor([[101, 102]]), "labels": labels}
+        )
 
 
 @pytest.mark.parametrize(
