@@ -26,6 +26,7 @@ __all__ = [
     "HUB_FILES",
     "HubCheckpoint",
     "HubUnavailableError",
+    "card_example",
     "checkpoint_folder",
     "hub_cache_dir",
 ]
@@ -43,24 +44,52 @@ HUB_FILES = (
 
 
 class HubCheckpoint(NamedTuple):
-    """A real checkpoint a chapter loads: its Hub name, revision (``None``: main) and task."""
+    """A real checkpoint a chapter loads: its Hub name, revision (``None``: main) and task, and
+    where its model card publishes one, the card's own example input and the output it shows
+    (what a page built without the Hub shows instead of a run, labelled as the card's)."""
 
     repo_id: str
     revision: str | None
     task: str
+    card_example: tuple[str, str] | None = None
 
 
 CHECKPOINTS: dict[str, HubCheckpoint] = {
     c.repo_id: c
     for c in (
-        HubCheckpoint("google-bert/bert-base-uncased", None, "fill-mask"),
-        HubCheckpoint("answerdotai/ModernBERT-base", None, "fill-mask"),
+        HubCheckpoint(
+            "google-bert/bert-base-uncased",
+            None,
+            "fill-mask",
+            card_example=(
+                "Hello I'm a [MASK] model.", "fashion 0.107, role 0.088, new 0.053, super 0.047"
+            ),
+        ),
+        HubCheckpoint(
+            "answerdotai/ModernBERT-base",
+            None,
+            "fill-mask",
+            card_example=("The capital of France is [MASK].", "Paris"),
+        ),
         HubCheckpoint("dslim/bert-base-NER", None, "token-classification"),
         # main holds only pytorch_model.bin; the Hub's safetensors conversion is pull request 2
         HubCheckpoint("textattack/bert-base-uncased-SST-2", "refs/pr/2", "text-classification"),
         HubCheckpoint("deepset/bert-base-cased-squad2", None, "question-answering"),
     )
 }
+
+
+def card_example(repo_id: str) -> str | None:
+    """One line: the example the model card of ``repo_id`` publishes, with its link, labelled
+    as the card's (never as a run of ours); ``None`` for a model whose card shows none."""
+    checkpoint = CHECKPOINTS.get(repo_id)
+    if checkpoint is None or checkpoint.card_example is None:
+        return None
+    text, shown = checkpoint.card_example
+    return (
+        f"The model card (https://huggingface.co/{repo_id}) shows, for its example {text!r}: "
+        f"{shown} (the card's published output, not a run here)"
+    )
 
 
 class HubUnavailableError(FileNotFoundError):

@@ -53,7 +53,7 @@ from mlmcourse.heads import (
     BertForTokenClassification,
 )
 from mlmcourse.interop.bert import config_from_hf, hf_tokenizer, read_hf_weights
-from mlmcourse.interop.hub import HubUnavailableError, checkpoint_folder
+from mlmcourse.interop.hub import HubUnavailableError, card_example, checkpoint_folder
 from mlmcourse.interop.modernbert import config_from_modernbert, encoder_state_from_modernbert
 from mlmcourse.model import BertModel, EncoderConfig, ModernBertModel
 from mlmcourse.model.config import ACTIVATIONS
@@ -144,7 +144,8 @@ def from_pretrained(
 
 
 def pretrained_or_skip(name_or_path: str, purpose: str, **options: Any) -> Pretrained | None:
-    """:func:`from_pretrained`, or ``None`` after one line saying what was skipped and why.
+    """:func:`from_pretrained`, or ``None`` after one line saying what was skipped and why (and
+    a second with the model card's published example, where the card shows one).
 
     What a chapter cell calls: offline, or without ``huggingface_hub``, the notebook goes on.
     """
@@ -152,6 +153,8 @@ def pretrained_or_skip(name_or_path: str, purpose: str, **options: Any) -> Pretr
         return from_pretrained(name_or_path, **options)
     except HubUnavailableError as error:
         print(f"Skipped {purpose}: {error}")
+        if (card := card_example(name_or_path)) is not None:
+            print(card)
         return None
 
 

@@ -387,4 +387,10 @@ def test_a_fresh_interpreter_skips_in_one_line_offline(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
-    assert lines[-1] == "True" and lines[0].startswith("Skipped a test: ") and len(lines) == 2
+    assert lines[-1] == "True" and lines[0].startswith("Skipped a test: ") and len(lines) == 3
+    assert lines[1].startswith(
+        "The model card (https://huggingface.co/google-bert/bert-base-uncased)"
+    )
+    assert "fashion 0.107" in lines[1] and lines[1].endswith(
+        "(the card's published output, not a run here)"
+    )
