@@ -14,6 +14,9 @@ each, as there::
     MLMCOURSE_DATA_DIR=../shared/data python experiments/wnut17_adaptation.py \\
         --json mlmcourse/course/results/wnut17_adaptation.json
     python experiments/wnut17_adaptation.py --steps 2 --seeds 0 --limit 64 --json /tmp/smoke.json
+
+The unigram baseline's perplexity at the same masks was added to the committed file later, by
+``--unigram-only`` (no training; its command is recorded as ``unigram_command``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from mlmcourse.interop.bert import load_bert
 from mlmcourse.interop.minilm import minilm_checkpoint
 from mlmcourse.masking import MLMCollator
 from mlmcourse.pretraining import pretrain
+from mlmcourse.tasks.fill_mask import unigram_baseline
 from mlmcourse.tasks.ner import (
     REAL_TEXT_RECIPE,
     LabelVocab,
@@ -53,11 +57,25 @@ def tweets(split: str, limit: int | None) -> list[str]:
     return [" ".join(s.tokens) for s in load_wnut17(split)[:limit]]
 
 
-def perplexity(model, tokenizer, texts: list[str]) -> float:
-    """Masked-token perplexity of ``texts`` (15%, 80/10/10, masks fixed by ``EVAL_SEED``)."""
+def held_out_batches(tokenizer, texts: list[str]) -> list[dict]:
+    """The held-out texts masked once (15%, 80/10/10, masks fixed by ``EVAL_SEED``)."""
     collator = MLMCollator(tokenizer, max_length=128, seed=EVAL_SEED)
-    batches = fixed_eval_batches(texts, collator, batch_size=64, seed=EVAL_SEED)
-    return evaluate(model, batches)["perplexity"]
+    return fixed_eval_batches(texts, collator, batch_size=64, seed=EVAL_SEED)
+
+
+def perplexity(model, tokenizer, texts: list[str]) -> float:
+    """Masked-token perplexity of ``texts`` at the fixed masks."""
+    return evaluate(model, held_out_batches(tokenizer, texts))["perplexity"]
+
+
+def unigram_perplexity(tokenizer, train_texts: list[str], texts: list[str]) -> float:
+    """The context-free baseline at the same masks: the add-one-smoothed piece frequencies of
+    the training tweets (what a model that ignores the sentence can do)."""
+    train_ids = [tokenizer.encode(t).ids for t in train_texts]
+    return unigram_baseline(
+        train_ids, held_out_batches(tokenizer, texts), vocab_size=tokenizer.vocab_size,
+        ignore_ids=tokenizer.all_special_ids,
+    )["perplexity"]  # fmt: skip
 
 
 def adapt(seed: int, steps: int, corpus: Path, work: Path) -> Path:
@@ -114,15 +132,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads per seed")
     parser.add_argument("--limit", type=int, default=None, help="first N tweets of each split")
     parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument(
+        "--unigram-only", action="store_true",
+        help="add the unigram baseline's perplexity to an existing --json (no training)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
+    if args.unigram_only:
+        add_unigram_baseline(args, argv, start)
+        return
     work = Path(tempfile.mkdtemp(prefix="wnut17_adapt_"))
     corpus = work / "wnut17_train_tweets.txt"
     corpus.write_text("\n".join(tweets("train", args.limit)) + "\n", encoding="utf-8")
     held_out = tweets("dev", args.limit)
     base = load_checkpoint(minilm_checkpoint(work / "minilm-mlm"))
     before = perplexity(base.model, base.tokenizer, held_out)
+    unigram = unigram_perplexity(base.tokenizer, tweets("train", args.limit), held_out)
     spawn, init = get_context("spawn"), (torch.set_num_threads, (args.threads,))
     with ProcessPoolExecutor(args.workers, spawn, initializer=init[0], initargs=init[1]) as pool:
         common = (args.steps, corpus, work, held_out, args.limit)
@@ -139,11 +165,25 @@ def main(argv: list[str] | None = None) -> None:
         "adaptation": {**ADAPTATION, "steps": args.steps},
         "ner_recipe": REAL_TEXT_RECIPE,
         "perplexity_before": before,
+        "perplexity_unigram": unigram,
         "runs": rows,
         "summary": mean_sd(rows, ("perplexity_after", "test_f1", "adapt_minutes", "minutes")),
     }
     save_results(args.json, results)
     print(json.dumps({"perplexity_before": before, **results["summary"]}, indent=2))
+
+
+def add_unigram_baseline(args: argparse.Namespace, argv: list[str] | None, start: float) -> None:
+    """``perplexity_unigram`` added to a results file written before it was computed, with the
+    command that computed it (``unigram_command``); the rest of the file is left as it was."""
+    results = json.loads(args.json.read_text(encoding="utf-8"))
+    work = Path(tempfile.mkdtemp(prefix="wnut17_unigram_"))
+    tokenizer = load_checkpoint(minilm_checkpoint(work / "minilm-mlm")).tokenizer  # as main's
+    unigram = unigram_perplexity(tokenizer, tweets("train", args.limit), tweets("dev", args.limit))
+    results["perplexity_unigram"] = unigram
+    results["unigram_command"] = provenance(argv, [], start)
+    save_results(args.json, results)
+    print(json.dumps({"perplexity_unigram": unigram}))
 
 
 if __name__ == "__main__":

@@ -284,6 +284,12 @@ def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
     assert all(0 <= r["test_f1"] <= 1 for r in results["runs"])
     results = _run_experiment("wnut17_adaptation", tmp_path / "b.json", "--steps", "1", *env)
     assert [r["seed"] for r in results["runs"]] == [0, 1] and results["perplexity_before"] > 1
+    unigram = results.pop("perplexity_unigram")  # the baseline at the same masks
+    (tmp_path / "b.json").write_text(json.dumps(results))
+    added = _run_experiment("wnut17_adaptation", tmp_path / "b.json", "--unigram-only", *env)
+    assert added.pop("perplexity_unigram") == unigram > 1  # --unigram-only: the same number
+    assert "--unigram-only" in added.pop("unigram_command")["command"]
+    assert added == results  # and nothing else of the file changed
 
 
 @pytest.mark.slow
