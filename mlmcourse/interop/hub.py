@@ -62,7 +62,8 @@ CHECKPOINTS: dict[str, HubCheckpoint] = {
             None,
             "fill-mask",
             card_example=(
-                "Hello I'm a [MASK] model.", "fashion 0.107, role 0.088, new 0.053, super 0.047"
+                "Hello I'm a [MASK] model.",
+                "fashion 0.107, role 0.088, new 0.053, super 0.047",
             ),
         ),
         HubCheckpoint(
