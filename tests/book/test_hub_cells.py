@@ -27,7 +27,7 @@ jupytext = pytest.importorskip("jupytext")
 
 ROOT = Path(__file__).resolve().parents[2]
 # the names the Hub cells bind, and what else each chapter's cells need from earlier cells
-LOADED = {"real", "modern", "real_ner", "real_sst2", "real_qa"}
+LOADED = {"real", "modern", "real_ner", "real_sst2", "real_qa", "real_mlm"}
 STAND_INS = {
     "intro": {},
     "pretraining_practice": {
@@ -99,7 +99,5 @@ def test_the_hub_cells_run_with_the_checkpoints_loaded(chapter, hub_cache, monke
         exec(compile(source, f"{chapter}: Hub cell {k}", "exec"), namespace)
     out = capsys.readouterr().out
     assert "Skipped" not in out, out  # every checkpoint loaded
-    loaded = [
-        name for name in ("real", "modern", "real_ner", "real_sst2", "real_qa") if name in namespace
-    ]
+    loaded = [name for name in sorted(LOADED) if name in namespace]
     assert loaded and all(namespace[name] is not None for name in loaded), loaded
