@@ -41,3 +41,22 @@ def teaching_namespace(chapter: str) -> dict[str, Any]:
     for source in cells:
         exec(compile(source, f"book/{chapter}.md (teaching cell)", "exec"), namespace)
     return namespace
+
+
+def assert_same_training(make_model, plain, package) -> None:
+    """``plain(model)`` and ``package(model)``, each on a fresh ``make_model()`` built after
+    ``set_seed(0)`` (the same weights and dropout draws), train the same weights, and train."""
+    import torch
+
+    from mlmcourse.utils.runtime import set_seed
+
+    states = []
+    for train in (plain, package):
+        set_seed(0)
+        model = make_model()
+        initial = {k: v.clone() for k, v in model.state_dict().items()}
+        train(model)
+        states.append(model.state_dict())
+    for name, value in states[1].items():
+        torch.testing.assert_close(states[0][name], value, atol=1e-6, rtol=1e-5, msg=name)
+    assert any(not torch.equal(v, initial[k]) for k, v in states[0].items())  # it trained
