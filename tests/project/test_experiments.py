@@ -443,3 +443,26 @@ def test_the_modern_ablation_results_hold_three_seeds_per_row_and_their_summary(
                 summary = results["summary"][corpus][variant][key]
                 assert summary["mean"] == pytest.approx(statistics.fmean(r[key] for r in runs))
                 assert summary["sd"] == pytest.approx(statistics.stdev(r[key] for r in runs))
+
+
+def test_the_ner_seed_results_hold_three_seeds_of_each_run():
+    results = load_results("ner_seeds")
+    assert results["seeds"] == [0, 1, 2] and {"command", "versions", "minutes"} <= set(results)
+    assert sorted((r["seed"], r["start"]) for r in results["viterbi"]) == [
+        (s, start) for s in (0, 1, 2) for start in ("from scratch", "pretrained")
+    ]  # fmt: skip
+    assert [r["seed"] for r in results["wnut17"]["runs"]] == [0, 1, 2]
+    assert all(0 <= r[k] <= 1 for r in results["viterbi"] for k in ("argmax_f1", "viterbi_f1"))
+
+
+@pytest.mark.slow
+@needs_real
+def test_the_ner_seeds_script_runs_and_writes_its_json(tmp_path):
+    results = _run_experiment(
+        "ner_seeds", tmp_path / "s.json", "--steps", "2", "--limit", "40", "--seeds", "0", "1"
+    )
+    assert [(r["seed"], r["start"]) for r in results["viterbi"]] == [
+        (0, "pretrained"), (0, "from scratch"), (1, "pretrained"), (1, "from scratch")
+    ]  # fmt: skip
+    assert [r["seed"] for r in results["wnut17"]["runs"]] == [0, 1]
+    assert "2 steps" in results["what"] and 0 <= results["wnut17"]["baseline_f1"] <= 1
