@@ -425,14 +425,14 @@ def test_nbgrader_generates_our_student_edition_and_autogrades_it(tmp_path):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         full = gradebook.find_submission(stem, "solved")
         empty = gradebook.find_submission(stem, "unsolved")
-        assert full.max_score == 6 and full.score == 6  # six graded cells, a point each
-        assert empty.max_score == 6 and empty.score == 0
+        assert full.max_score == 7 and full.score == 7  # seven graded cells, a point each
+        assert empty.max_score == 7 and empty.score == 0
     graded = json.loads((course / "autograded" / "unsolved" / stem / f"{stem}.ipynb").read_text())
     outputs = [o for c in graded["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert not [o for o in outputs if o["output_type"] == "error"]  # unsolved runs through
     assert any("not solved yet" in "".join(o.get("text", "")) for o in outputs)
     graded = json.loads((course / "autograded" / "solved" / stem / f"{stem}.ipynb").read_text())
-    assert sum("HIDDEN TESTS" in "".join(c["source"]) for c in graded["cells"]) == 6  # restored
+    assert sum("HIDDEN TESTS" in "".join(c["source"]) for c in graded["cells"]) == 7  # restored
 
 
 # A class of submissions for the class chapter's assignment (ner): a variant of each solution.
