@@ -23,7 +23,7 @@ import argparse
 import json
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import torch
@@ -33,7 +33,13 @@ from mlmcourse.course.results import provenance, save_results
 from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.data.new_roles import names_in_new_roles
 from mlmcourse.heads import load_checkpoint
-from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, fine_tune_tagger, new_tagger
+from mlmcourse.tasks.ner import (
+    LabelVocab,
+    evaluate_ner,
+    fine_tune_tagger,
+    most_frequent_tag_baseline,
+    new_tagger,
+)
 from mlmcourse.tasks.ner.metrics import f1_score
 
 EVAL_SIZE = 500
@@ -43,15 +49,11 @@ ABLATION_SIZE = 1000
 
 def most_frequent_tag_f1(train, evaluation_sets) -> dict[str, float]:
     """The baseline every tagger must beat: each word's most frequent training tag, else O."""
-    counts = defaultdict(Counter)
-    for s in train:
-        for word, tag in zip(s.tokens, s.tags, strict=True):
-            counts[word][tag] += 1
-    table = {word: c.most_common(1)[0][0] for word, c in counts.items()}
+    tag = most_frequent_tag_baseline(train)
     return {
-        name: f1_score([list(s.tags) for s in sents], [[table.get(w, "O") for w in s.tokens] for s in sents])
+        name: f1_score([list(s.tags) for s in sents], [tag(s.tokens) for s in sents])
         for name, sents in evaluation_sets.items()
-    }  # fmt: skip
+    }
 
 
 def run(start: str, size: int, seed: int, unk_rate: float, steps: int, context: dict) -> dict:

@@ -23,7 +23,8 @@ The modules, in the order a batch meets them:
 7. :mod:`~mlmcourse.tasks.ner.pipeline`: a model and tokenizer at work: word tags for evaluation
    (:func:`predict_tags`, :func:`evaluate_ner`) and entity spans with character offsets for
    raw text (:func:`predict_entities`).
-8. :mod:`~mlmcourse.tasks.ner.metrics`: entity precision, recall and F1, equal to ``seqeval``'s.
+8. :mod:`~mlmcourse.tasks.ner.metrics`: entity precision, recall and F1, equal to ``seqeval``'s,
+   and the baseline every tagger must beat (:mod:`~mlmcourse.tasks.ner.baseline`).
 """
 
 from mlmcourse.tasks.ner.alignment import (
@@ -32,6 +33,7 @@ from mlmcourse.tasks.ner.alignment import (
     encode_words,
     word_ids_from_offsets,
 )
+from mlmcourse.tasks.ner.baseline import most_frequent_tag_baseline
 from mlmcourse.tasks.ner.batches import tokenize_and_align_labels, word_dropout
 from mlmcourse.tasks.ner.decoding import (
     allowed_transitions,
@@ -57,6 +59,7 @@ __all__ = [
     "evaluate_ner",
     "fine_tune_tagger",
     "group_entities",
+    "most_frequent_tag_baseline",
     "new_tagger",
     "predict_entities",
     "predict_tags",
