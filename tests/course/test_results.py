@@ -53,3 +53,21 @@ def test_mean_sd_is_the_mean_and_sample_sd_over_rows():
     assert summary["f1"]["mean"] == pytest.approx(0.5) and summary["f1"]["sd"] == pytest.approx(0.1)
     assert summary["minutes"] == {"mean": 8.0, "sd": 1.0}
     assert mean_sd(rows[:1], ("f1",)) == {"f1": {"mean": 0.4, "sd": 0.0}}  # one seed: no spread
+
+
+def test_describe_run_gives_the_command_and_what_the_file_records_of_its_run():
+    from mlmcourse.course.results import describe_run, load_results
+
+    full = {
+        "command": "python experiments/x.py --json x.json",
+        "seeds": [0, 1, 2],
+        "minutes": 10.54,
+        "machine": "x86_64, 1 torch thread",
+        "versions": {"mlmcourse": "0.3.0", "torch": "2.13.0"},
+    }
+    assert describe_run(full) == (
+        "python experiments/x.py --json x.json; seeds 0, 1, 2; 10.5 minutes; "
+        "x86_64, 1 torch thread; mlmcourse 0.3.0"
+    )
+    assert describe_run({"command": "python b.py"}) == "python b.py"  # a benchmark: no seeds
+    assert describe_run(load_results("ddp_cpu")).startswith("python benchmarks/ddp.py")

@@ -25,6 +25,7 @@ from mlmcourse.utils.schema import check_keys, shape_of
 
 __all__ = [
     "available_results",
+    "describe_run",
     "load_results",
     "mean_sd",
     "provenance",
@@ -109,6 +110,21 @@ def provenance(argv: Sequence[str] | None, seeds: Sequence[int], started: float)
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
         "minutes": (time.perf_counter() - started) / 60,
     }
+
+
+def describe_run(results: dict) -> str:
+    """One line a reader can rerun: the command that wrote ``results`` (a :func:`load_results`
+    dict), its seeds, minutes, machine and ``mlmcourse`` version; what it lacks is left out."""
+    parts = [results["command"]]
+    if results.get("seeds"):
+        parts.append(f"seeds {', '.join(map(str, results['seeds']))}")
+    if "minutes" in results:
+        parts.append(f"{results['minutes']:.1f} minutes")
+    if "machine" in results:
+        parts.append(str(results["machine"]))
+    if "mlmcourse" in results.get("versions", {}):
+        parts.append(f"mlmcourse {results['versions']['mlmcourse']}")
+    return "; ".join(parts)
 
 
 def mean_sd(rows: Sequence[dict], keys: Sequence[str]) -> dict[str, dict[str, float]]:
