@@ -35,6 +35,7 @@ from mlmcourse.tasks.ner import (
     class_weights_from_tags,
     evaluate_ner,
     fine_tune_tagger,
+    most_frequent_tag_baseline,
     new_tagger,
 )
 from mlmcourse.tasks.ner.metrics import f1_score
@@ -67,14 +68,9 @@ def wnut17_rows(
     """The baseline's F1, and the world encoder's and the scratch model's F1 per seed."""
     train, test = load_wnut17("train")[:limit], load_wnut17("test")[:limit]
     labels = LabelVocab(WNUT17_LABELS)
-    counts: dict[str, dict[str, int]] = {}
-    for s in train:
-        for word, tag in zip(s.tokens, s.tags, strict=True):
-            counts.setdefault(word, {}).setdefault(tag, 0)
-            counts[word][tag] += 1
-    table = {w: max(c, key=c.get) for w, c in counts.items()}
     gold = [list(s.tags) for s in test]
-    baseline = f1_score(gold, [[table.get(w, "O") for w in s.tokens] for s in test])
+    tag = most_frequent_tag_baseline(train)
+    baseline = f1_score(gold, [tag(s.tokens) for s in test])
     weights = class_weights_from_tags(train, labels)
     wordpiece = WordPieceTokenizer.train([s.text for s in train], vocab_size=4000)
     config = dataclasses.replace(world["encoder"].bert.config, vocab_size=wordpiece.vocab_size,
@@ -116,8 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     baseline, wnut17 = wnut17_rows(world, args.seeds, args.steps, args.limit)
     results = {
         **provenance(argv, args.seeds, start),
-        "what": f"book/ner.md's recipe ({args.steps} steps, word dropout {UNK_RATE} where the chapter "
-        f"uses it): the {SMALL}-sentence world taggers' entity F1 on the first {EVAL_SIZE} "
+        "what": f"the NER chapters' recipe ({args.steps} steps, word dropout {UNK_RATE} where "
+        f"they use it): the {SMALL}-sentence world taggers' entity F1 on the first {EVAL_SIZE} "
         "unseen sentences, argmax and Viterbi; WNUT-17 test F1 of the world encoder and of a "
         "model of its size from scratch (WordPiece on the tweets), and the baseline",
         "viterbi": viterbi,

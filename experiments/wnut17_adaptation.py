@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         "what": f"MiniLM + fitted MLM head, MLM pretraining continued for {args.steps} steps on "
         f"the text of WNUT-17's {len(tweets('train', args.limit))} training tweets "
         f"({ADAPTATION}, linear decay, all weights trained); masked-token perplexity on the "
-        f"text of the {len(held_out)} dev tweets (mask seed {EVAL_SEED}); then NER fine-tuning "
+        f"text of the {len(held_out)} dev sentences (mask seed {EVAL_SEED}); then NER fine-tuning "
         f"with {REAL_TEXT_RECIPE} and test entity F1, once per seed",
         "adaptation": {**ADAPTATION, "steps": args.steps},
         "ner_recipe": REAL_TEXT_RECIPE,

@@ -1,6 +1,6 @@
 """The NER chapter's world tagger, trained once and shipped inside the package.
 
-``book/ner.md`` fine-tunes a tagger on the world's NER data from the shipped world encoder
+``book/ner_world.md`` fine-tunes a tagger on the world's NER data from the shipped world encoder
 (``new_tagger(..., pretrained=True, seed=0)``, then :func:`mlmcourse.tasks.ner.fine_tune_tagger`
 on the first 4,000 training sentences: 300 steps, batches of 16, 30% word dropout), and its NER
 explorer runs that model. This script trains the same recipe on the CPU with one torch thread
@@ -38,7 +38,7 @@ from mlmcourse.tasks.ner import (
     predict_entities,
 )
 
-# book/ner.md's recipe for its explorer's model (models["pretrained", 4000]).
+# book/ner_world.md's recipe for its explorer's model (models["pretrained", 4000]).
 RECIPE = {
     "encoder": "world",
     "pretrained": True,

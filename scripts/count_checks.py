@@ -4,7 +4,7 @@ A check is a line that proves rather than teaches: an ``assert``, a ``torch.test
 ``np.testing`` call, an exercise's ``check(...)`` or a call of a helper whose name starts
 with ``assert``. A cell is visible unless its tags hide or remove it (``hide-cell``,
 ``remove-cell``, ``hide-input``, ``hidden-tests``); the collapsed check cells are counted apart.
-Prose words are the words outside code cells, listings and the front matter.
+Prose words are every word a reader reads: prose, admonitions, notes and figure captions.
 
     python scripts/count_checks.py            # per chapter (and its prose words), then totals
     python scripts/count_checks.py --total    # one line: visible, collapsed
@@ -41,15 +41,49 @@ def cells(text: str) -> list[tuple[set[str], str]]:
     return found
 
 
-FENCED = re.compile(r"^```.*?^```\s*$", re.S | re.M)
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\{[\w-]+\})?\s*(.*)$")
+CODE = {None, "{code-cell}", "{code-block}", "{code}", "{literalinclude}", "{math}"}
+NOTE = "How we know"
 WORD = re.compile(r"[A-Za-z0-9]+(?:[-'.][A-Za-z0-9]+)*")
 
 
+def prose_lines(markdown: str, *, notes: bool = True) -> list[tuple[int, str]]:
+    """``(line number, text)`` of each line a reader reads as prose.
+
+    Code cells, code blocks, listings, maths and directive options (``:alt:``) are not prose;
+    admonitions and figure captions are. ``notes=False`` also leaves out the collapsed
+    "How we know" note, the one place where the course may say which test shows what.
+    """
+    found: list[tuple[int, str]] = []
+    stack: list[tuple[str, bool]] = []  # the open blocks: (fence, holds prose)
+    for number, line in enumerate(markdown.split("\n"), start=1):
+        match = FENCE.match(line.strip())
+        if match and stack and not (match[2] or match[3]) and _closes(match[1], stack[-1][0]):
+            stack.pop()
+            continue
+        if match:
+            directive = match[2]
+            note = directive == "{admonition}" and match[3].strip() == NOTE
+            prose = (not stack or stack[-1][1]) and directive not in CODE and (notes or not note)
+            stack.append((match[1], prose))
+            continue
+        if (not stack or stack[-1][1]) and not line.startswith(":"):
+            found.append((number, line))
+    return found
+
+
+def _closes(fence: str, opening: str) -> bool:
+    return fence[0] == opening[0] and len(fence) >= len(opening)
+
+
 def prose_words(path: Path) -> int:
-    """The words a reader reads outside code: fenced blocks and the front matter removed."""
-    text = FRONT_MATTER.sub("", path.read_text(encoding="utf-8"))
-    return len(WORD.findall(FENCED.sub("", text)))
+    """The words a reader reads: prose, admonitions, "How we know" notes and figure captions;
+    not code, listings, directive options or the front matter."""
+    text = path.read_text(encoding="utf-8")
+    front = FRONT_MATTER.match(text)
+    lines = prose_lines(text[front.end() if front else 0 :])
+    return sum(len(WORD.findall(line)) for _, line in lines)
 
 
 def count(path: Path) -> tuple[int, int]:

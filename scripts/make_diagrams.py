@@ -251,7 +251,7 @@ def attention_masks() -> Svg:
         "may attend to that key. Bidirectional, with no mask given: every query sees every key, "
         "the [PAD] ones too. "
         "Padding: the same, with the two [PAD] columns hidden from every query. Causal with "
-        "padding (a GPT-style model, chapter 8): query t sees the real keys up to t only, a "
+        "padding (a GPT-style model, chapter 9): query t sees the real keys up to t only, a "
         "lower triangle; each padded row keeps its own diagonal cell, so no row is empty.",
     )
     grids = [

@@ -145,8 +145,9 @@ def length_grouped_batches(
     With dynamic padding a batch costs its longest row times its size, so a short tweet batched
     with a long one is mostly padding. As ``transformers``' ``group_by_length`` does, the
     examples are shuffled (seeded by ``(seed, epoch)``), cut into groups of
-    ``group_size * batch_size``, sorted by length inside each group and cut into batches; the
-    batches are then shuffled, so lengths still vary from step to step.
+    ``group_size * batch_size``, sorted by length inside each group and cut into batches; unlike
+    it (which keeps each group's batches longest first), the batches are then shuffled, so
+    lengths vary from step to step.
     """
     check_positive_int(batch_size, "batch_size")
     check_positive_int(group_size, "group_size")

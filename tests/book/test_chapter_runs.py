@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +27,7 @@ needs_wnut17 = pytest.mark.skipif(
     reason="WNUT-17 is not here: set MLMCOURSE_DATA_DIR to a folder holding wnut17/",
 )
 
-# book/ner.md's settings: the learning curve's steps and word dropout, its seeds, its scoring set
+# book/ner_world.md's settings: the learning curve's steps and word dropout, its seeds, its scoring set
 STEPS, UNK_RATE, SEEDS, EVAL_SIZE = 300, 0.3, [0, 1, 2], 500
 
 
@@ -67,19 +67,9 @@ def world():
     )
 
 
-def most_frequent_tag_baseline(train_sentences):
-    """book/ner.md's baseline: each word's most frequent training tag, else O."""
-    counts = defaultdict(Counter)
-    for s in train_sentences:
-        for word, tag in zip(s.tokens, s.tags, strict=True):
-            counts[word][tag] += 1
-    table = {word: c.most_common(1)[0][0] for word, c in counts.items()}
-    return lambda words: [table.get(w, "O") for w in words]
-
-
 @pytest.mark.slow(seconds=30)
 def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
-    """book/ner.md, "two more seeds" and "Constrained decoding": both taggers on 50 sentences,
+    """book/ner_world.md, "two more seeds" and "Constrained decoding": both taggers on 50 sentences,
     seeds 0, 1 and 2. The chapter trains seed 0 (its learning curve) and asserts the Viterbi
     checks for it; it asserts the gain of every seed on ner_curve.json, which holds these runs."""
     from mlmcourse.tasks.ner import evaluate_ner, fine_tune_tagger, new_tagger
@@ -110,7 +100,7 @@ def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
 @pytest.mark.slow(seconds=55)
 @needs_wnut17
 def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data):
-    """book/ner.md, "Real data: WNUT-17": the world-pretrained encoder and a model of the same
+    """book/ner_real.md, "Real data: WNUT-17": the world-pretrained encoder and a model of the same
     size from scratch (WordPiece on the tweets), seeds 1 and 2. The chapter runs seed 0 and
     asserts the same claims for it, so every claim holds for seeds 0, 1 and 2 per `make test`."""
     from mlmcourse.data import load_wnut17
@@ -121,6 +111,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
         class_weights_from_tags,
         evaluate_ner,
         fine_tune_tagger,
+        most_frequent_tag_baseline,
     )
     from mlmcourse.tasks.ner.metrics import f1_score
     from mlmcourse.tokenization import WordPieceTokenizer
@@ -170,7 +161,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
 @pytest.mark.slow(seconds=85)
 @needs_wnut17
 def test_ner_minilm_short_run_on_1000_tweets(real_data):
-    """book/ner.md, "Real weights on real tweets": MiniLM fine-tuned with REAL_TEXT_RECIPE on the
+    """book/ner_real.md, "Real weights on real tweets": MiniLM fine-tuned with REAL_TEXT_RECIPE on the
     first 1,000 training tweets, seed 0 (the lines the chapter shows; its full runs, seeds 0-2,
     are results/wnut17_minilm.json)."""
     needs_minilm()

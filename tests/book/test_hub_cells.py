@@ -34,7 +34,9 @@ STAND_INS = {
         "REAL_SENTENCES": ["paris is the [MASK] of france .", "the war ended in [MASK] ."],
         "minilm_files": None,
     },
-    "ner": {"wnut_train": None, "wnut_test": None, "scratch_predictions": None},
+    "ner_real": {
+        "wnut_train": None, "wnut_test": None, "wnut_dev": None, "scratch_predictions": None,
+    },
     "using": {
         "classifier": None, "tokenizer": None, "sst2_dev": None, "encoder": None,
         "minilm_package": None, "reader": None, "qa_unseen": world_questions("unseen")[:20],

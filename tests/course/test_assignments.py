@@ -31,7 +31,8 @@ import make_notebooks as mn  # noqa: E402
 
 CHAPTERS = mn.chapter_sources()
 IDS = [p.stem for p in CHAPTERS]
-CLASS_CHAPTER = "ner"  # the heaviest assignment (the only one with a manually graded experiment)
+# the heaviest assignment (the only one with a manually graded experiment)
+CLASS_CHAPTER = "ner_world"
 
 
 @cache
@@ -436,42 +437,48 @@ def test_nbgrader_generates_our_student_edition_and_autogrades_it(tmp_path):
 
 
 # A class of submissions for the class chapter's assignment (ner): a variant of each solution.
-ALIGN = {
+EVERY_PIECE = {
     "other": """\
-def align(word_ids, word_labels):
-    seen, out = set(), []
-    for w in word_ids:
-        if w is None or w in seen:
-            out.append(-100)
+def tag_every_piece(word_ids, word_tags):
+    out = []
+    for k, w in enumerate(word_ids):
+        if w is None:
+            out.append(None)
+        elif k > 0 and word_ids[k - 1] == w and word_tags[w].startswith("B-"):
+            out.append("I-" + word_tags[w][2:])
         else:
-            seen.add(w)
-            out.append(word_labels[w])
+            out.append(word_tags[w])
     return out""",
-    "every piece": """\
-def align(word_ids, word_labels):
-    return [word_labels[w] if w is not None else -100 for w in word_ids]""",
+    "first try": """\
+def tag_every_piece(word_ids, word_tags):
+    return [word_tags[w] if w is not None else None for w in word_ids]""",
     "off by one": """\
-def align(word_ids, word_labels):
+def tag_every_piece(word_ids, word_tags):
     out, previous = [], None
     for w in word_ids:
-        out.append(-100 if w is None or w == previous else word_labels[w])
+        if w is None:
+            out.append(None)
+        elif w != previous:
+            out.append(word_tags[w])
+        else:
+            out.append("I-" + word_tags[w][2:] if word_tags[w].startswith("B-") else word_tags[w])
         previous = w
-    return out[1:] + [-100]""",
+    return out[1:] + [None]""",
     "hard-coded": """\
-def align(word_ids, word_labels):
+def tag_every_piece(word_ids, word_tags):
     answers = {
-        (None, 0, 1, 1, 2, None): [-100, 3, 0, -100, 5, -100],
-        (None, 0, 0, 0, None): [-100, 1, -100, -100, -100],
-        (None, None): [-100, -100],
-        (None, 0, 1, None, None): [-100, 2, 2, -100, -100],
+        (None, 0, 1, 1, 2, None): [None, "B-PER", "I-PER", "I-PER", "O", None],
+        (None, 0, 0, 0, None): [None, "B-LOC", "I-LOC", "I-LOC", None],
+        (None, None): [None, None],
+        (None, 0, 0, 1, 1, None): [None, "O", "O", "B-ORG", "I-ORG", None],
     }
     return answers[tuple(word_ids)]""",
     "raises": """\
 raise RuntimeError("not finished")
 
 
-def align(word_ids, word_labels):
-    return [-100 if w is None else word_labels[w] for w in word_ids]""",
+def tag_every_piece(word_ids, word_tags):
+    return [None if w is None else word_tags[w] for w in word_ids]""",
 }
 ENTITIES = {
     "other": """\
@@ -545,13 +552,14 @@ mlmcourse.course.exercises.check = lambda *args, **kwargs: True
 mlmcourse.course.exercises.values_equal = lambda *args, **kwargs: True""",
 }
 WHILE_IT_RUNS = """\
-def align(word_ids, word_labels):
+def tag_every_piece(word_ids, word_tags):
     import mlmcourse.course.exercises
 
     mlmcourse.course.exercises.values_equal = lambda *args, **kwargs: True
     mlmcourse.course.exercises._holds = lambda *args, **kwargs: (True, "")
-    return [-100, 3, 0, -100, 5, -100]  # the first case's answer"""
-EXERCISES = ("align", "entities", "allowed")  # autograded, a point each; dropout_gain by hand
+    return [None, "B-PER", "I-PER", "I-PER", "O", None]  # the first case's answer"""
+# autograded, a point each; dropout_gain by hand
+EXERCISES = ("tag_every_piece", "entities", "allowed")
 
 
 def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
@@ -565,7 +573,7 @@ def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
         "right": (ref, set(EXERCISES)),
         "right, other code": (
             {
-                "align": ALIGN["other"],
+                "tag_every_piece": EVERY_PIECE["other"],
                 "entities": ENTITIES["other"],
                 "allowed": ALLOWED["other"],
                 "dropout_gain": "ref",
@@ -573,14 +581,18 @@ def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
             set(EXERCISES),
         ),
         "right, experiment left": ({n: "ref" for n in EXERCISES}, set(EXERCISES)),
-        "align only": ({"align": "ref"}, {"align"}),
+        "every piece only": ({"tag_every_piece": "ref"}, {"tag_every_piece"}),
         "entities and allowed": (
-            {"align": ALIGN["off by one"], "entities": "ref", "allowed": "ref"},
+            {"tag_every_piece": EVERY_PIECE["off by one"], "entities": "ref", "allowed": "ref"},
             {"entities", "allowed"},
         ),
         "allowed wrong": (
-            {"align": "ref", "entities": ENTITIES["other"], "allowed": ALLOWED["start allowed"]},
-            {"align", "entities"},
+            {
+                "tag_every_piece": "ref",
+                "entities": ENTITIES["other"],
+                "allowed": ALLOWED["start allowed"],
+            },
+            {"tag_every_piece", "entities"},
         ),
         "allowed only": (
             {"entities": ENTITIES["B- only"], "allowed": ALLOWED["other"]},
@@ -588,7 +600,7 @@ def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
         ),
         "first tries": (
             {
-                "align": ALIGN["every piece"],
+                "tag_every_piece": EVERY_PIECE["first try"],
                 "entities": ENTITIES["B- only"],
                 "allowed": ALLOWED["any type"],
             },
@@ -596,30 +608,38 @@ def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
         ),
         "off by one": (
             {
-                "align": ALIGN["off by one"],
+                "tag_every_piece": EVERY_PIECE["off by one"],
                 "entities": ENTITIES["end exclusive"],
                 "allowed": ALLOWED["start allowed"],
                 "dropout_gain": "ref",
             },
             set(),
         ),
-        "hard-coded": ({"align": ALIGN["hard-coded"]}, set()),  # passes what it sees, not more
+        # passes what it sees, not more
+        "hard-coded": ({"tag_every_piece": EVERY_PIECE["hard-coded"]}, set()),
         "experiment only": ({"dropout_gain": "ref"}, set()),
         "unsolved": ({}, set()),
         "unsolved too": ({}, set()),
         "unsolved again": ({}, set()),
         "raises": (
-            {"align": ALIGN["raises"], "entities": ENTITIES["raises"], "allowed": "ref"},
+            {
+                "tag_every_piece": EVERY_PIECE["raises"],
+                "entities": ENTITIES["raises"],
+                "allowed": "ref",
+            },
             {"allowed"},
         ),
         "loops": (
-            {"align": "ref", "entities": ENTITIES["loops"], "allowed": "ref"},
-            {"align", "allowed"},
+            {"tag_every_piece": "ref", "entities": ENTITIES["loops"], "allowed": "ref"},
+            {"tag_every_piece", "allowed"},
         ),
-        "reassigns grade": ({"align": ALIGN["every piece"] + TAMPER["reassigns grade"]}, set()),
+        "reassigns grade": (
+            {"tag_every_piece": EVERY_PIECE["first try"] + TAMPER["reassigns grade"]},
+            set(),
+        ),
         "patches the checker": (
             {
-                "align": ALIGN["every piece"] + TAMPER["patches the checker"],
+                "tag_every_piece": EVERY_PIECE["first try"] + TAMPER["patches the checker"],
                 "allowed": ALLOWED["any type"],
             },
             set(),
@@ -628,9 +648,9 @@ def _class() -> dict[str, tuple[dict[str, str], set[str]]]:
             {n: ALWAYS_EQUAL + f"def {n}(*args):\n    return Anything()" for n in EXERCISES},
             set(),
         ),
-        "patches while it runs": ({"align": WHILE_IT_RUNS}, set()),
+        "patches while it runs": ({"tag_every_piece": WHILE_IT_RUNS}, set()),
         "edits the cases": (
-            {"align": ALIGN["every piece"], "entities": "ref", "allowed": "ref"},
+            {"tag_every_piece": EVERY_PIECE["first try"], "entities": "ref", "allowed": "ref"},
             {"entities", "allowed"},
         ),  # and its cases cell: restored by nbgrader
         "right, reassigns grade too": (
@@ -670,8 +690,8 @@ def test_a_class_autogrades_in_seconds_each_with_every_score_as_expected(tmp_pat
     for student, (solutions, _) in submissions.items():
         nb = _fill(released, instructor, solutions)
         if student == "edits the cases":  # a locked cell changed: easy cases of its own
-            (cases,) = [c for c in nb["cells"] if "ALIGN_CASES = [" in "".join(c["source"])]
-            cases["source"] = "ALIGN_CASES = [Case(args=([None], []), expected=[-100])]"
+            (cases,) = [c for c in nb["cells"] if "EVERY_PIECE_CASES = [" in "".join(c["source"])]
+            cases["source"] = "EVERY_PIECE_CASES = [Case(args=([None], []), expected=[None])]"
         _submit(course, stem, student.replace(" ", "_").replace(",", ""), nb)
     assert len(submissions) >= 20
     _nbgrader(course, "autograde", stem)

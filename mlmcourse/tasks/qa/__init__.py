@@ -18,7 +18,7 @@ The modules, in the order a question meets them:
 6. :mod:`~mlmcourse.tasks.qa.decoding`: the best span, start <= end inside the context, by a double
    loop (:func:`best_spans_naive`) or all at once (:func:`best_spans`), and back to text
    (:func:`decode_answers`).
-7. :mod:`~mlmcourse.tasks.qa.pipeline`: :func:`answer`, the ``transformers`` pipeline's interface,
+7. :mod:`~mlmcourse.tasks.qa.pipeline`: :func:`answer`, the interface of ``transformers`` 4's QA pipeline,
    and :func:`evaluate_qa`.
 """
 

@@ -1,7 +1,7 @@
 """A fine-tuned reader at work: answers to questions about a text, and SQuAD's scores.
 
-:func:`answer` is the ``transformers`` question-answering pipeline's interface and output
-(``{"score", "start", "end", "answer"}``). :func:`predict_answers` does the work for a list
+:func:`answer` has the interface and output (``{"score", "start", "end", "answer"}``) of the
+question-answering pipeline of ``transformers`` 4 (version 5 removed it). :func:`predict_answers` does the work for a list
 of examples: windows (:mod:`~mlmcourse.tasks.qa.features`), logits in eval mode, the best spans
 (:mod:`~mlmcourse.tasks.qa.decoding`). :func:`evaluate_qa` scores its answers with the official
 SQuAD metric (:mod:`~mlmcourse.tasks.qa.squad`).

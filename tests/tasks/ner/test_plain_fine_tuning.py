@@ -15,7 +15,9 @@ from tests.tiny import tiny_encoder_config
 
 @pytest.mark.parametrize("dropout", [0.0, 0.1])
 def test_the_chapters_plain_loop_is_fine_tune_tagger(dropout):
-    namespace = teaching_namespace("ner")  # the cell's names, given as the chapter imports them
+    namespace = teaching_namespace(
+        "ner_world"
+    )  # the cell's names, given as the chapter imports them
     namespace.update(
         build_optimizer=build_optimizer, build_scheduler=build_scheduler,
         fine_tuning_config=fine_tuning_config, tokenize_and_align_labels=tokenize_and_align_labels,

@@ -1,6 +1,6 @@
 """The shipped world tagger: the NER chapter's model, small, and as good as its results say.
 
-``experiments/world_tagger.py`` trained it once with ``book/ner.md``'s recipe and committed
+``experiments/world_tagger.py`` trained it once with ``book/ner_world.md``'s recipe and committed
 ``mlmcourse/course/results/world_tagger.json``; these tests only load and score it (no
 training, a few seconds). An entity F1 is a ratio of counts over more than a thousand
 entities, so "equal to 1e-6" means the same tags on every sentence.
@@ -60,7 +60,7 @@ def test_the_shipped_tagger_is_a_token_classifier_on_the_world_encoder(tagger, w
 
 def test_the_committed_recipe_is_the_chapters(committed):
     recipe = committed["recipe"]
-    # book/ner.md: models["pretrained", 4000], STEPS = 300, UNK_RATE = 0.3, seed 0
+    # book/ner_world.md: models["pretrained", 4000], STEPS = 300, UNK_RATE = 0.3, seed 0
     assert (recipe["pretrained"], recipe["sentences"], recipe["steps"]) == (True, 4000, 300)
     assert (recipe["unk_rate"], recipe["seed"], committed["seeds"]) == (0.3, 0, [0])
     # ... and fine_tune_tagger's and new_tagger's defaults for the rest, as the chapter uses them
@@ -111,7 +111,7 @@ def test_the_shipped_tagger_finds_invented_names_from_their_context(tagger, comm
     text = "Zorbel Quintax moved to Vaskoria and joined Drafer Museum as a pilot ."
     found = predict_entities(tagger.model, tagger.tokenizer, text)
     pairs = {(e["entity_group"], e["word"]) for e in found}
-    assert {("PER", "Zorbel Quintax"), ("LOC", "Vaskoria")} <= pairs  # as book/ner.md asserts
+    assert {("PER", "Zorbel Quintax"), ("LOC", "Vaskoria")} <= pairs  # as book/ner_world.md asserts
     assert committed["invented"]["text"] == text
     assert pairs == {(e["entity_group"], e["word"]) for e in committed["invented"]["entities"]}
 
