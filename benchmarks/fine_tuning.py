@@ -1,10 +1,11 @@
 """Token classification on real tweets: our unpadded ``BertForTokenClassification`` vs ``transformers``.
 
-Fine-tuning batches cannot be packed (each sentence is one example with its own labels), so
-they are padded to the longest row of the batch, as ``DataCollatorForTokenClassification``
-does; tweets are short and uneven, so much of each batch is padding. Ours computes on the real
-tokens only (``unpad=True``, :mod:`mlmcourse.model.speed`); ``transformers.BertForTokenClassification``
-computes on every position. Both get the same weights and the same padded batches of
+The reference pads each batch to its longest row, as ``DataCollatorForTokenClassification``
+does (``transformers``' ``DataCollatorWithFlattening`` can pack token-classification batches
+instead, with a model that reads their ``position_ids``); tweets are short and uneven, so much
+of each batch is padding. Ours computes on the real tokens only (``unpad=True``,
+:mod:`mlmcourse.model.speed`); ``transformers.BertForTokenClassification`` computes on every
+position. Both get the same weights and the same padded batches of
 ``--batch`` WNUT-17 training tweets (shuffled; a generated length distribution when the data
 is not reachable): a training step (forward, loss, backward, clipping, AdamW) and an inference
 forward (``torch.inference_mode``). Ours padded (``unpad=False``) is timed too, to show what
