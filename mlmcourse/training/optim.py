@@ -41,29 +41,12 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
 
 
 def build_optimizer(model: nn.Module, config: TrainingConfig) -> torch.optim.AdamW:
-    """AdamW over :func:`param_groups`, fused where torch has the kernel.
-
-    The fused kernel updates every parameter in one pass instead of a dozen tensor operations
-    per parameter: about 3.5x faster on a CPU (``benchmarks/profile_step.py``: the optimizer was
-    7% of a fine-tuning step), the same update up to float rounding.
-    """
-    groups = param_groups(model, config.weight_decay)
+    """AdamW over :func:`param_groups`."""
     return torch.optim.AdamW(
-        groups,
+        param_groups(model, config.weight_decay),
         lr=config.learning_rate,
         betas=(config.adam_beta1, config.adam_beta2),
         eps=config.adam_epsilon,
-        fused=_can_fuse(p for group in groups for p in group["params"]) or None,
-    )
-
-
-def _can_fuse(params) -> bool:
-    """torch's fused AdamW: floating-point parameters on a CPU (torch 2.4+) or a CUDA GPU."""
-    cpu_kernel = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 4)
-    return all(
-        p.is_floating_point()
-        and (p.device.type == "cuda" or (p.device.type == "cpu" and cpu_kernel))
-        for p in params
     )
 
 

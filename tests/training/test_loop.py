@@ -49,34 +49,6 @@ def test_param_groups_exclude_biases_and_layernorm_from_weight_decay():
     assert sum(len(g["params"]) for g in (decay, no_decay)) == len(list(model.parameters()))
 
 
-def test_the_optimizer_is_fused_on_a_cpu_and_updates_as_plain_adamw_does():
-    import copy
-
-    from mlmcourse.training.optim import _can_fuse
-
-    model = TinyMLM(TinyConfig())
-    plain_model = copy.deepcopy(model)
-    config = _quiet(weight_decay=0.01)
-    fused = build_optimizer(model, config)
-    plain = torch.optim.AdamW(
-        param_groups(plain_model, 0.01),
-        lr=1e-2,
-        betas=(0.9, config.adam_beta2),
-        eps=config.adam_epsilon,
-    )
-    assert fused.defaults["fused"] is True and not plain.defaults["fused"]
-    g = torch.Generator().manual_seed(0)
-    for _ in range(20):
-        for a, b in zip(model.parameters(), plain_model.parameters(), strict=True):
-            a.grad = torch.randn(a.shape, generator=g)
-            b.grad = a.grad.clone()
-        fused.step()
-        plain.step()
-    for (name, a), b in zip(model.named_parameters(), plain_model.parameters(), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5, msg=name)
-    assert not _can_fuse([torch.zeros(2, device="meta")])  # no kernel there: torch's default
-
-
 def test_warmup_then_cosine_and_linear_decay():
     kw = dict(warmup_steps=4, total_steps=14)
     assert [lr_multiplier(s, schedule="cosine", **kw) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
