@@ -138,7 +138,7 @@ def report(title: str, wall: dict[str, float], events, steps: int) -> None:
 
 
 def mlm_step(args) -> None:
-    texts, source = corpus("wikitext")
+    texts, source = corpus("wikitext", use_generated=args.generated)
     random.Random(0).shuffle(texts)
     tokenizer = WordPieceTokenizer.train(texts, vocab_size=args.vocab)
     config = encoder_config(args, tokenizer.vocab_size)
@@ -155,7 +155,7 @@ def mlm_step(args) -> None:
 
 
 def fine_tuning_step(args) -> None:
-    data, source = sentences(use_generated=False)
+    data, source = sentences(use_generated=args.generated)
     random.Random(0).shuffle(data)
     labels = LabelVocab.from_sentences(data)
     tokenizer = WordPieceTokenizer.train([" ".join(s.tokens) for s in data], vocab_size=args.vocab)
@@ -184,6 +184,7 @@ def main() -> None:
     parser = model_arguments(__doc__.splitlines()[0])
     parser.add_argument("--which", choices=["mlm", "fine-tuning", "both"], default="both")
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--generated", action="store_true", help="generated lengths, no data")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average "
           f"{os.getloadavg()[0]:.2f}")  # fmt: skip

@@ -131,6 +131,18 @@ def test_fine_tuning_benchmark_runs_and_reports_unpadded_ratio_and_mfu():
     assert done.stdout.count("MFU") == 6 and "generated (log-normal)" in done.stdout
 
 
+def test_the_step_profile_accounts_for_every_phase_and_kind_of_op():
+    done = run_tiny_benchmark("profile_step.py", batch=4)
+    for title in ("MLM step, packed rows of generated", "fine-tuning step, generated"):
+        (report,) = [part for part in done.stdout.split("\n\n") if part.startswith(title)]
+        rows = {line.split()[0]: line.split() for line in report.splitlines()[2:8]}
+        assert list(rows) == ["collator", "forward", "backward", "clip", "optimizer", "zero_grad"]
+        shares = [float(row[2].rstrip("%")) for row in rows.values()]
+        assert abs(sum(shares) - 100) < 0.5  # the phases are the whole step
+        assert all(float(row[3]) <= float(row[1]) + 0.05 for row in rows.values())  # ops within
+        assert "matmul" in report and "dropout" in report  # forward and backward by kind
+
+
 def run_tiny_benchmark(script: str, *, batch: int) -> subprocess.CompletedProcess:
     """Run ``benchmarks/<script>`` on generated lengths with a one-layer model, one step."""
     tiny = f"--layers 1 --hidden 32 --heads 2 --intermediate 64 --vocab 300 --batch {batch}"
