@@ -26,7 +26,7 @@ import time
 
 import torch
 from packing import generated
-from train_mlm import matmul_peak_flops, model_arguments, train_step_seconds
+from train_mlm import matmul_peak_flops, model_arguments, model_config, train_step_seconds
 
 from mlmcourse.data.real import DownloadError
 from mlmcourse.data.sentence import Sentence
@@ -97,11 +97,7 @@ def main() -> None:
     random.Random(0).shuffle(data)
     labels = LabelVocab.from_sentences(data)
     tokenizer = WordPieceTokenizer.train([" ".join(s.tokens) for s in data], vocab_size=args.vocab)
-    config = EncoderConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=args.hidden, num_hidden_layers=args.layers,
-        num_attention_heads=args.heads, intermediate_size=args.intermediate,
-        max_position_embeddings=max(512, args.seq_len),
-    )  # fmt: skip
+    config = model_config(args, tokenizer.vocab_size)
     ours, theirs = make_models(config, len(labels))
     peak = matmul_peak_flops(torch.device("cpu"))
     print(f"{source}: {len(data):,}; {args.layers} layers, hidden {args.hidden}, batches of "

@@ -30,6 +30,7 @@ from train_mlm import (
     make_models,
     matmul_peak_flops,
     model_arguments,
+    model_config,
     train_step_seconds,
 )
 
@@ -168,11 +169,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--generated", action="store_true", help="generated lengths, no data")
     args = parser.parse_args()
-    config = EncoderConfig(
-        vocab_size=args.vocab, hidden_size=args.hidden, num_hidden_layers=args.layers,
-        num_attention_heads=args.heads, intermediate_size=args.intermediate,
-        max_position_embeddings=max(512, args.seq_len),
-    )  # fmt: skip
+    config = model_config(args)
     peak = matmul_peak_flops(torch.device("cpu"))
     print(f"{args.layers} layers, hidden {args.hidden}, batch {args.batch} rows of at most "
           f"{args.seq_len}; torch {torch.__version__}, {torch.get_num_threads()} threads, load "

@@ -27,11 +27,10 @@ from fine_tuning import make_models as token_classifiers
 from fine_tuning import sentences
 from packing import corpus
 from torch.profiler import ProfilerActivity, profile, record_function
-from train_mlm import model_arguments
+from train_mlm import model_arguments, model_config
 
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.masking import MLMCollator
-from mlmcourse.model import EncoderConfig
 from mlmcourse.model.speed import speed_path
 from mlmcourse.tasks.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.tokenization import WordPieceTokenizer
@@ -141,7 +140,7 @@ def mlm_step(args) -> None:
     texts, source = corpus("wikitext", use_generated=args.generated)
     random.Random(0).shuffle(texts)
     tokenizer = WordPieceTokenizer.train(texts, vocab_size=args.vocab)
-    config = encoder_config(args, tokenizer.vocab_size)
+    config = model_config(args, tokenizer.vocab_size)
     torch.manual_seed(0)
     model = speed_path(BertForMaskedLM(config).train())
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=args.seq_len))
@@ -159,7 +158,7 @@ def fine_tuning_step(args) -> None:
     random.Random(0).shuffle(data)
     labels = LabelVocab.from_sentences(data)
     tokenizer = WordPieceTokenizer.train([" ".join(s.tokens) for s in data], vocab_size=args.vocab)
-    ours, _ = token_classifiers(encoder_config(args, tokenizer.vocab_size), len(labels))
+    ours, _ = token_classifiers(model_config(args, tokenizer.vocab_size), len(labels))
     optimizer = build_optimizer(ours, TrainingConfig(learning_rate=1e-4))
     starts = iter(range(0, 10**9, args.batch))
 
@@ -170,14 +169,6 @@ def fine_tuning_step(args) -> None:
 
     wall, events = profiled_steps(ours, optimizer, next_batch, args.steps, args.warmup, unpad=True)
     report(f"fine-tuning step, {source}, unpadded", wall, events, args.steps)
-
-
-def encoder_config(args, vocab_size: int) -> EncoderConfig:
-    return EncoderConfig(
-        vocab_size=vocab_size, hidden_size=args.hidden, num_hidden_layers=args.layers,
-        num_attention_heads=args.heads, intermediate_size=args.intermediate,
-        max_position_embeddings=max(512, args.seq_len),
-    )  # fmt: skip
 
 
 def main() -> None:

@@ -115,6 +115,18 @@ def model_arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def model_config(args: argparse.Namespace, vocab_size: int | None = None) -> EncoderConfig:
+    """The encoder :func:`model_arguments` describe (``vocab_size`` from a trained tokenizer)."""
+    return EncoderConfig(
+        vocab_size=args.vocab if vocab_size is None else vocab_size,
+        hidden_size=args.hidden,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=args.intermediate,
+        max_position_embeddings=max(512, args.seq_len),
+    )
+
+
 def main() -> None:
     parser = model_arguments(__doc__.splitlines()[0])
     parser.add_argument("--mlm-probability", type=float, default=0.15)
@@ -129,14 +141,7 @@ def main() -> None:
     peak_dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     peak_n = 8192 if device.type == "cuda" else 1024
 
-    config = EncoderConfig(
-        vocab_size=args.vocab,
-        hidden_size=args.hidden,
-        num_hidden_layers=args.layers,
-        num_attention_heads=args.heads,
-        intermediate_size=args.intermediate,
-        max_position_embeddings=max(512, args.seq_len),
-    )
+    config = model_config(args)
     ours, theirs = (model.to(device) for model in make_models(config))
     batch = make_batch(config, args.batch, args.seq_len, args.mlm_probability)
     batch = {key: value.to(device) for key, value in batch.items()}
