@@ -11,7 +11,7 @@ In reading order:
   modern encoder's switches (rotary positions, gated feed-forward, pre-LN, RMSNorm, no
   biases, local attention) on BERT's pieces; :func:`encoder_for` builds either from a config;
 - :mod:`~mlmcourse.model.speed`: the speed path, BERT on the real tokens only and on packed
-  rows.
+  rows, with :mod:`~mlmcourse.model.dropout`'s cheaper random draws.
 
 The heads that turn the encoder's vectors into predictions are :mod:`mlmcourse.heads`.
 """

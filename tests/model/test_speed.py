@@ -12,7 +12,14 @@ from mlmcourse.heads import (
 )
 from mlmcourse.heads.question_answering import span_loss
 from mlmcourse.model import BertModel, ModernBertModel, ModernConfig
-from mlmcourse.model.speed import SpeedBertModel, Unpadding, has_speed_path, speed_path
+from mlmcourse.model.dropout import FastDropout, keep_mask, keep_probability
+from mlmcourse.model.speed import (
+    SpeedBertModel,
+    SpeedSelfAttention,
+    Unpadding,
+    has_speed_path,
+    speed_path,
+)
 from mlmcourse.training import TrainingConfig
 from tests.tiny import tiny_encoder_config, transformers_twin
 
@@ -78,6 +85,36 @@ def test_the_speed_path_is_the_same_module_and_weights():
     assert isinstance(model.bert, SpeedBertModel) and model.state_dict().keys() == weights.keys()
     assert speed_path(model) is model  # again: nothing to do
     assert has_speed_path(model) and has_speed_path(BertModel(tiny_encoder_config()))
+
+
+def test_the_speed_path_draws_every_dropout_with_fewer_random_bits():
+    model = BertForTokenClassification(tiny_encoder_config(), num_labels=3)
+    dropouts = sum(type(m) is torch.nn.Dropout for m in model.modules())
+    speed_path(model)
+    assert sum(type(m) is FastDropout for m in model.modules()) == dropouts  # the head's too
+    assert not any(type(m) is torch.nn.Dropout for m in model.modules())
+    attentions = [layer.attention.self for layer in model.bert.encoder.layer]
+    assert all(type(a) is SpeedSelfAttention for a in attentions)
+
+
+def test_training_attention_drops_the_probabilities_with_the_cheaper_mask():
+    """The speed path's attention in training is softmax(QK^T/sqrt(d) + bias), dropped by
+    keep_mask's draws and rescaled, times V: computed by hand with the same seed."""
+    torch.manual_seed(0)
+    model = speed_path(BertModel(tiny_encoder_config(attention_probs_dropout_prob=0.3))).train()
+    attention = model.encoder.layer[0].attention.self
+    q, k, v = torch.randn(3, 2, attention.num_attention_heads, 5, attention.attention_head_size)
+    bias = torch.zeros(2, 1, 5, 5).masked_fill_(torch.rand(2, 1, 5, 5) < 0.3, -1e9)
+    torch.manual_seed(7)
+    context, probs = attention.attend(q, k, v, bias, False, False)
+    torch.manual_seed(7)
+    weights = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + bias).softmax(-1)
+    keep = keep_mask(weights.shape, 0.3, weights.device)
+    assert probs is None
+    assert torch.allclose(context, (weights * keep / keep_probability(0.3)) @ v, atol=1e-6)
+    model.eval()  # evaluation: no dropout, torch's fused kernel, equal to the formula
+    context, _ = attention.attend(q, k, v, bias, False, False)
+    assert torch.allclose(context, weights @ v, atol=1e-5)
 
 
 def test_the_modern_encoder_has_no_speed_path_and_says_so():

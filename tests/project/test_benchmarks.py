@@ -40,6 +40,8 @@ def test_train_mlm_benchmark_runs_and_reports_ratio_and_mfu():
     assert "device: cpu, precision fp32" in done.stdout
     assert "MFU on the MLM's needed FLOPs" in done.stdout
     assert "speed-up (ours vs transformers, training tokens/s):" in done.stdout
+    assert "speed-up (ours, speed path vs transformers, training tokens/s):" in done.stdout
+    assert "MFU of the speed path:" in done.stdout and "(goal >= 65%)" in done.stdout
 
 
 def test_train_mlm_benchmark_refuses_a_missing_device_in_one_line():
@@ -121,6 +123,7 @@ def test_packing_benchmark_runs_on_generated_lengths_and_reports_ratio_padding_a
     assert done.stdout.count("speed-up in real tokens/s:") == 2
     assert "generated (log-normal)" in done.stdout
     assert "padding" in done.stdout and "full 2 x 32 rows, no padding: ours MFU" in done.stdout
+    assert "(plain core)" in done.stdout and "(speed path)" in done.stdout
 
 
 def test_fine_tuning_benchmark_runs_and_reports_unpadded_ratio_and_mfu():
