@@ -42,9 +42,10 @@ KINDS = {  # op name fragments -> kind, first match wins (forward and backward a
     "matmul": ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"),
     "attention": ("scaled_dot_product", "flash_attention"),
     "softmax": ("softmax",),  # log_softmax is the loss's, matched first
-    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_"),
+    "GELU": ("gelu",),  # before dropout's "aten::ge"
+    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_",  # torch's, then the speed
+                "aten::random_", "aten::ge", "aten::where"),  # path's (only dropout uses them)
     "LayerNorm": ("layer_norm",),
-    "GELU": ("gelu",),
     "embedding": ("embedding",),
     "indexing, copies": (
         "index", "gather", "scatter", "masked", "nonzero", "copy_", "clone", "cat", "contiguous",
