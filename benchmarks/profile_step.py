@@ -43,8 +43,8 @@ KINDS = {  # op name fragments -> kind, first match wins (forward and backward a
     "attention": ("scaled_dot_product", "flash_attention"),
     "softmax": ("softmax",),  # log_softmax is the loss's, matched first
     "GELU": ("gelu",),  # before dropout's "aten::ge"
-    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_",  # torch's, then the speed
-                "aten::random_", "aten::ge", "aten::where"),  # path's (only dropout uses them)
+    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_",  # torch's; the speed path's
+                "aten::random_", "aten::ge"),  # draws and threshold (its multiply: element-wise)
     "LayerNorm": ("layer_norm",),
     "embedding": ("embedding",),
     "indexing, copies": (

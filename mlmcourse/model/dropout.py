@@ -57,8 +57,8 @@ def fast_dropout(
     other devices. Gradients flow through the kept elements, scaled as the values are."""
     if not training or p == 0.0 or p >= 1.0 or x.device.type != "cpu":
         return F.dropout(x, p, training)
-    keep = keep_mask(x.shape, p, x.device, generator)
-    return torch.where(keep, x * (1.0 / keep_probability(p)), 0.0)
+    scaled_mask = keep_mask(x.shape, p, x.device, generator).to(x.dtype)  # 1 kept, 0 dropped
+    return x * scaled_mask.mul_(1.0 / keep_probability(p))  # backward: one multiply by the mask
 
 
 class FastDropout(nn.Dropout):

@@ -88,6 +88,23 @@ class Unpadding:
         padded = tokens.new_zeros(shape).index_copy(0, self.indices, tokens)
         return padded.view(self.batch_size, self.seq_len, *tokens.shape[1:])
 
+    def pad_heads(self, tokens: torch.Tensor, num_heads: int) -> torch.Tensor:
+        """(N, k * d) -> (k, B, T, d): each of ``k`` heads' rows, padded, heads first.
+
+        Heads first, each head's (B, T, d) block is contiguous, so attention's matmuls read it
+        in place; rows of (B, h, T, d) cut from (B, T, H) would each be copied first.
+        """
+        heads = tokens.view(self.num_tokens, num_heads, -1).transpose(0, 1)  # (k, N, d)
+        shape = (num_heads, self.batch_size * self.seq_len, heads.shape[-1])
+        padded = heads.new_zeros(shape).index_copy(1, self.indices, heads)
+        return padded.view(num_heads, self.batch_size, self.seq_len, -1)
+
+    def unpad_heads(self, padded: torch.Tensor) -> torch.Tensor:
+        """(h, B, T, d) -> (N, h * d): the real tokens, heads side by side (inverse of
+        :meth:`pad_heads`)."""
+        heads = padded.reshape(padded.shape[0], -1, padded.shape[-1])  # (h, B * T, d)
+        return heads.index_select(1, self.indices).transpose(0, 1).reshape(self.num_tokens, -1)
+
 
 def document_ids(position_ids: torch.Tensor) -> torch.Tensor:
     """Number the documents of packed rows: a new one starts wherever a position is 0.
@@ -114,10 +131,11 @@ def unpadded_layer(
 ) -> torch.Tensor:
     """One BERT layer on the real tokens, (N, H) -> (N, H): only attention sees rows of T."""
     attention = layer.attention.self
-    qkv = unpadding.pad(project_qkv(hidden_states, attention))  # (N, 3H) -> (B, T, 3H): one copy
-    rows = (attention.split_heads(x) for x in qkv.chunk(3, dim=-1))  # (B, h, T, d)
-    context, _ = attention.attend(*rows, bias, False, False)
-    context = unpadding.unpad(attention.merge_heads(context))  # (N, H)
+    qkv = project_qkv(hidden_states, attention)  # (N, 3H)
+    rows = unpadding.pad_heads(qkv, 3 * attention.num_attention_heads).chunk(3)  # (h, B, T, d)
+    heads_first = None if bias is None else bias.transpose(0, 1)  # (B, 1, T, T) -> (1, B, T, T)
+    context, _ = attention.attend(*rows, heads_first, False, False)  # (h, B, T, d)
+    context = unpadding.unpad_heads(context)  # (N, H)
     attention_output = layer.attention.output(context, hidden_states)
     return layer.output(layer.intermediate(attention_output), attention_output)  # (N, H)
 

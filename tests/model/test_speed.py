@@ -48,6 +48,17 @@ def test_unpad_gathers_the_real_tokens_in_order_and_pad_puts_them_back():
     assert not back[~mask.bool()].any()
 
 
+def test_pad_heads_gives_each_heads_padded_rows_first_and_unpad_heads_inverts_it():
+    _, mask = padded_batch()
+    unpadding = Unpadding.from_mask(mask)
+    tokens = torch.randn(unpadding.num_tokens, 6 * 4)  # six heads of size four, side by side
+    padded = unpadding.pad_heads(tokens, 6)  # (6, B, T, 4)
+    batch, width = mask.shape
+    expected = unpadding.pad(tokens).view(batch, width, 6, 4).permute(2, 0, 1, 3)
+    assert torch.equal(padded, expected) and padded.is_contiguous()
+    assert torch.equal(unpadding.unpad_heads(padded), tokens)
+
+
 @pytest.mark.parametrize(
     "switches", [{}, {"is_causal": True}, {"hidden_act": "relu"}], ids=["bert", "causal", "relu"]
 )
