@@ -135,7 +135,8 @@ def wheel(distributions):
 
 
 def hinted_seconds(item) -> float | None:
-    """How long a test takes, when its ``@pytest.mark.slow(seconds=N)`` says so."""
+    """How long a test takes, when its ``@pytest.mark.slow(seconds=N)`` says so: N is what it
+    took in ``make test``'s slow stage (two workers beside the chapters), so the hints compare."""
     marker = item.get_closest_marker("slow")
     return float(marker.kwargs["seconds"]) if marker and "seconds" in marker.kwargs else None
 

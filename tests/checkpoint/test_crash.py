@@ -204,7 +204,7 @@ def _crashing_run(work: Path, out: Path, save: int, op: int, torn: bool, *extra:
     return done.stderr.rsplit("CRASH ", 1)[1].strip()
 
 
-@pytest.mark.slow(seconds=70)
+@pytest.mark.slow(seconds=122)
 def test_sigkill_at_every_operation_of_a_save_never_loses_the_checkpoint(
     workdir, reference, tmp_path
 ):

