@@ -231,10 +231,12 @@ def has_speed_path(model: nn.Module) -> bool:
     return type(getattr(model, "bert", model)) in (BertModel, SpeedBertModel)
 
 
-def speed_path(model: nn.Module) -> nn.Module:
+def speed_path(model: nn.Module, *, cheap_dropout: bool = True) -> nn.Module:
     """``model`` (an encoder, or a head with one as ``.bert``) with its encoder on the speed
-    path: the same module, weights and names, now taking ``position_ids`` and ``unpad``, and
-    every dropout (the head's too) drawing :func:`fast_dropout`'s cheaper random bits.
+    path: the same module, weights and names, now taking ``position_ids`` and ``unpad``; with
+    ``cheap_dropout``, every dropout (the head's too) draws :func:`fast_dropout`'s cheaper random
+    bits in training. Code that only predicts passes ``cheap_dropout=False``, so a model it
+    switches trains afterwards as it would have.
 
     Only BERT's encoder has one: the modern encoder's switches (rotary positions, local
     windows) would each need their own unpadded and packed versions.
@@ -247,7 +249,7 @@ def speed_path(model: nn.Module) -> nn.Module:
             f"unpadding and packing run on BERT's encoder; this model's is a "
             f"{type(encoder).__name__}: train it padded (unpad: false, packing: false)"
         )
-    for module in model.modules():  # dropout has no weights: only the forward changes
+    for module in model.modules() if cheap_dropout else ():  # no weights: only the forward
         if type(module) is nn.Dropout:
             module.__class__ = FastDropout
         elif type(module) is BertSelfAttention:

@@ -46,8 +46,8 @@ def _probabilities(model: nn.Module, batch: Sequence[EncodedWords]) -> torch.Ten
     device = next(model.parameters()).device
     inputs = {k: v.to(device) for k, v in pad_encoded(batch, model.config.pad_token_id).items()}
     options = {"unpad": True} if has_speed_path(model) else {}
-    if options:
-        speed_path(model)
+    if options:  # predicting only: the model's dropout stays as it was for later training
+        speed_path(model, cheap_dropout=False)
     with evaluating(model):
         with torch.inference_mode():
             logits = model(**inputs, **options).logits

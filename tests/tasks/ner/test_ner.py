@@ -525,6 +525,28 @@ def trained(tokenizer):
     return model, vocab, loss.item()
 
 
+def test_predicting_leaves_a_models_dropout_as_it_was_for_later_training(tokenizer):
+    """The pipeline puts a BERT tagger on the speed path to predict (unpadded); training it
+    afterwards must draw the same dropout as a twin that never predicted."""
+    from mlmcourse.model.dropout import FastDropout
+    from mlmcourse.model.speed import SpeedBertModel, SpeedSelfAttention
+
+    torch.manual_seed(0)
+    vocab = LabelVocab(LABELS)
+    model = BertForTokenClassification(ner_config(), len(vocab), id2label=vocab)
+    twin = BertForTokenClassification(ner_config(), len(vocab), id2label=vocab)
+    twin.load_state_dict(model.state_dict())
+    predict_tags(model, tokenizer, [words for words, _ in TOY])
+    assert isinstance(model.bert, SpeedBertModel)  # it predicted on the speed path
+    assert not any(type(m) in (FastDropout, SpeedSelfAttention) for m in model.modules())
+    batch = tokenize_and_align_labels(TOY, tokenizer, vocab)
+    losses = []
+    for m in (model.train(), twin.train()):
+        torch.manual_seed(1)
+        losses.append(m(**batch).loss)
+    assert torch.equal(*losses)
+
+
 def test_a_tiny_model_fits_the_toy_sentences_and_predicts_their_tags(trained, tokenizer):
     model, _, loss = trained
     assert loss < 0.2  # measured 0.08 after 30 steps
