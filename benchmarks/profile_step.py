@@ -43,8 +43,9 @@ KINDS = {  # op name fragments -> kind, first match wins (forward and backward a
     "attention": ("scaled_dot_product", "flash_attention"),
     "softmax": ("softmax",),  # log_softmax is the loss's, matched first
     "GELU": ("gelu",),  # before dropout's "aten::ge"
-    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_",  # torch's; the speed path's
-                "aten::random_", "aten::ge"),  # draws and threshold (its multiply: element-wise)
+    # torch's dropout, and the speed path's: its random_ draws (matched by "aten::rand") and its
+    # threshold ("aten::ge"); its multiply counts as element-wise
+    "dropout": ("dropout", "bernoulli", "aten::rand", "uniform_", "aten::ge"),
     "LayerNorm": ("layer_norm",),
     "embedding": ("embedding",),
     "indexing, copies": (
