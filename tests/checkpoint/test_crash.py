@@ -192,27 +192,74 @@ runpy.run_module("mlmcourse", run_name="__main__", alter_sys=True)
 """
 
 
-def _crashing_run(work: Path, out: Path, save: int, op: int, torn: bool, *extra: str) -> str:
+# The ~30 crashing runs start from a fork server that has imported torch and the trainer once:
+# a fresh interpreter spends ~5 s importing them (torch, and torch._dynamo, which building an
+# optimizer imports), longer than the run itself. The reference run, the final resumed run and the Ctrl-C test still start
+# `python -m mlmcourse` as a user does.
+_PRELOAD = [
+    "torch",
+    "torch._dynamo",
+    "safetensors.torch",
+    "mlmcourse.__main__",
+    "mlmcourse.pretraining",
+]
+
+
+def _trainer_child(argv: list[str], env: dict[str, str], cwd: Path, stderr: Path) -> None:
+    """In a child of the fork server: ``python -c _CRASHING_TRAINER *argv`` in ``cwd``."""
+    import torch
+
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    os.dup2(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    torch.set_num_threads(1)  # OMP_NUM_THREADS=1, as the subprocess runs get it
+    sys.argv = ["-c", *argv]
+    exec(compile(_CRASHING_TRAINER, "<crashing trainer>", "exec"), {"__name__": "__main__"})
+
+
+@pytest.fixture(scope="module")
+def fork_server():
+    """A multiprocessing context whose fork server has imported ``_PRELOAD``."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
+
+
+def _crashing_run(
+    fork_server, work: Path, out: Path, save: int, op: int, torn: bool, *extra: str
+) -> str:
     """Run the trainer until it kills itself as asked; return where it died."""
-    command = [sys.executable, "-c", _CRASHING_TRAINER, *_command(work, out, *extra)[3:]]
+    argv = _command(work, out, *extra)[3:]
     env = _env(CRASH_SAVE=str(save), CRASH_OP=str(op), CRASH_TORN=str(int(torn)))
-    done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=120)
-    assert done.returncode == -signal.SIGKILL, (
-        f"the trainer was to die at save {save}, op {op}; it exited {done.returncode}:\n"
-        f"{done.stderr[-3000:]}"
+    stderr = out.parent / f"crash-{save}-{op}-{int(torn)}.stderr"
+    child = fork_server.Process(target=_trainer_child, args=(argv, env, work, stderr))
+    child.start()
+    child.join(timeout=120)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+    text = stderr.read_text()
+    stderr.unlink()
+    assert child.exitcode == -signal.SIGKILL, (
+        f"the trainer was to die at save {save}, op {op}; it exited {child.exitcode}:\n"
+        f"{text[-3000:]}"
     )
-    return done.stderr.rsplit("CRASH ", 1)[1].strip()
+    return text.rsplit("CRASH ", 1)[1].strip()
 
 
 @pytest.mark.slow(seconds=122)
 def test_sigkill_at_every_operation_of_a_save_never_loses_the_checkpoint(
-    workdir, reference, tmp_path
+    workdir, reference, fork_server, tmp_path
 ):
     out = tmp_path / "runs" / "run"
     out.parent.mkdir()
     rng = random.Random(21)
     # The first run dies in its second save, so a checkpoint exists to resume from.
-    deaths = [_crashing_run(workdir, out, 2, 0, False)]
+    deaths = [_crashing_run(fork_server, workdir, out, 2, 0, False)]
     steps = [_loads_after_a_crash(out, tmp_path / "scratch")]
     resume = ("--set", f"resume_from_checkpoint={out}")
     op, torn = 0, False
@@ -222,7 +269,9 @@ def test_sigkill_at_every_operation_of_a_save_never_loses_the_checkpoint(
             op, torn = 0, True
         else:
             op += 1
-        deaths.append(_crashing_run(workdir, out, rng.randint(1, 2), op, torn, *resume))
+        deaths.append(
+            _crashing_run(fork_server, workdir, out, rng.randint(1, 2), op, torn, *resume)
+        )
         steps.append(_loads_after_a_crash(out, tmp_path / "scratch"))
         assert len(deaths) < 40, deaths
     assert steps == sorted(steps), steps  # never went back past a completed save
