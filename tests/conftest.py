@@ -141,13 +141,26 @@ def hinted_seconds(item) -> float | None:
     return float(marker.kwargs["seconds"]) if marker and "seconds" in marker.kwargs else None
 
 
+# Session fixtures that cost a worker a minute or more to build: every test using one goes to the
+# same worker, which builds it once. `colab` is a Colab-like environment into which the first
+# test installs this version from a package index (pip resolving the course extra on PyPI).
+ONE_WORKER_FIXTURES = ("colab",)
+
+
+def one_worker_fixture(item) -> str | None:
+    """The first of ``ONE_WORKER_FIXTURES`` that ``item`` uses, if any."""
+    names = getattr(item, "fixturenames", ())
+    return next((name for name in ONE_WORKER_FIXTURES if name in names), None)
+
+
 def balanced_order(items: list, workers: int) -> list:
     """The order in which ``workers`` xdist workers share the longest tests evenly.
 
     pytest-xdist's worksteal scheduler first hands each worker a contiguous share of the
     collection (the first ``n // workers`` tests to the first, and so on). Here each share
     starts with its long tests, dealt longest first to the share with the least seconds so far
-    (two long tests on one worker would run one after the other while the other worker idles);
+    (two long tests on one worker would run one after the other while the other worker idles),
+    except that the long tests using one of ``ONE_WORKER_FIXTURES`` follow the first of them;
     the other tests fill the shares in their collection order, so a file stays together.
     """
     hinted = sorted((i for i in items if hinted_seconds(i) is not None), key=hinted_seconds)[::-1]
@@ -159,8 +172,14 @@ def balanced_order(items: list, workers: int) -> list:
         sizes.append(left // (workers - k))
         left -= sizes[-1]
     shares, load = [[] for _ in sizes], [0.0] * workers
+    placed: dict[str, int] = {}  # fixture -> the share of its first test
     for item in hinted:
-        k = min((k for k in range(workers) if len(shares[k]) < sizes[k]), key=load.__getitem__)
+        open_shares = [k for k in range(workers) if len(shares[k]) < sizes[k]]
+        k = placed.get(one_worker_fixture(item))
+        if k not in open_shares:
+            k = min(open_shares, key=load.__getitem__)
+        if one_worker_fixture(item):
+            placed.setdefault(one_worker_fixture(item), k)
         shares[k].append(item)
         load[k] += hinted_seconds(item)
     rest_iter = iter(rest)

@@ -8,10 +8,11 @@ from tests.conftest import balanced_order
 
 
 class FakeItem:
-    """What ``balanced_order`` reads of a test: its name and its ``slow`` marker."""
+    """What ``balanced_order`` reads of a test: its name, ``slow`` marker and fixtures."""
 
-    def __init__(self, name: str, seconds: float | None = None, slow: bool = False):
+    def __init__(self, name: str, seconds: float | None = None, slow: bool = False, fixtures=()):
         self.name = name
+        self.fixturenames = list(fixtures)
         kwargs = {} if seconds is None else {"seconds": seconds}
         self.marker = pytest.mark.slow(**kwargs).mark if (slow or seconds) else None
 
@@ -40,3 +41,22 @@ def test_one_worker_runs_the_long_tests_first_and_no_hint_keeps_the_order():
     assert [i.name for i in balanced_order(items, workers=1)] == ["z", "y", "x"]
     plain = [FakeItem("p"), FakeItem("q", slow=True)]
     assert balanced_order(plain, workers=2) == plain
+
+
+def test_the_long_tests_sharing_a_costly_session_fixture_go_to_one_worker():
+    items = [FakeItem(f"short{i}") for i in range(8)]
+    items += [
+        FakeItem("qa", 500),
+        FakeItem("retrain", 300),
+        FakeItem("install", 250, fixtures=["colab", "wheel"]),
+        FakeItem("hub-using", 80, fixtures=["colab"]),
+        FakeItem("other", 60, fixtures=["tmp_path"]),
+        FakeItem("hub-intro", 20, fixtures=["tmp_path", "colab"]),
+    ]
+    order = balanced_order(items, workers=2)
+    first, second = order[:7], order[7:]  # 14 // 2 to the first worker
+    # dealt by load alone, hub-using (80) and hub-intro would join qa (500) on the first worker,
+    # away from install (250 + 300): now they follow install, and "other" takes their place
+    assert [i.name for i in first[:2]] == ["qa", "other"]
+    assert [i.name for i in second[:4]] == ["retrain", "install", "hub-using", "hub-intro"]
+    assert sorted(i.name for i in order) == sorted(i.name for i in items)
