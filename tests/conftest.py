@@ -175,11 +175,12 @@ def balanced_order(items: list, workers: int) -> list:
     placed: dict[str, int] = {}  # fixture -> the share of its first test
     for item in hinted:
         open_shares = [k for k in range(workers) if len(shares[k]) < sizes[k]]
-        k = placed.get(one_worker_fixture(item))
+        fixture = one_worker_fixture(item)
+        k = placed.get(fixture)
         if k not in open_shares:
             k = min(open_shares, key=load.__getitem__)
-        if one_worker_fixture(item):
-            placed.setdefault(one_worker_fixture(item), k)
+        if fixture:
+            placed.setdefault(fixture, k)
         shares[k].append(item)
         load[k] += hinted_seconds(item)
     rest_iter = iter(rest)

@@ -60,7 +60,9 @@ class LeanAdamW(torch.optim.AdamW):
     capturable, differentiable, foreach, fused) take torch's step.
     """
 
-    _scratch: dict[tuple[torch.device, torch.dtype], torch.Tensor]
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._scratch: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -97,11 +99,10 @@ class LeanAdamW(torch.optim.AdamW):
 
     def _buffer(self, like: torch.Tensor) -> torch.Tensor:
         """A tensor shaped like ``like``, in storage shared by every parameter of its dtype."""
-        scratch = self.__dict__.setdefault("_scratch", {})
         key = (like.device, like.dtype)
-        if key not in scratch or scratch[key].numel() < like.numel():
-            scratch[key] = torch.empty(like.numel(), dtype=like.dtype, device=like.device)
-        return scratch[key][: like.numel()].view_as(like)
+        if key not in self._scratch or self._scratch[key].numel() < like.numel():
+            self._scratch[key] = torch.empty(like.numel(), dtype=like.dtype, device=like.device)
+        return self._scratch[key][: like.numel()].view_as(like)
 
 
 def build_optimizer(model: nn.Module, config: TrainingConfig) -> torch.optim.AdamW:
