@@ -7,7 +7,10 @@ estimates are noise in its first steps, so the learning rate ramps up before it 
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -47,6 +50,23 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
     ]
 
 
+def _dynamo_only_when_loaded(name: str) -> Callable[..., Any]:
+    """``torch.optim.Optimizer.<name>`` without torch's ``_disable_dynamo`` wrapper until
+    ``torch._dynamo`` is imported.
+
+    The wrapper imports ``torch._dynamo`` (sympy and all: 1.4-2.4 s) at its first call, so
+    every process that builds an optimizer paid for it. No code can be compiling before
+    ``torch._dynamo`` is imported, so until then the method runs as written; after, wrapped."""
+    wrapped = getattr(torch.optim.Optimizer, name)
+    plain = getattr(wrapped, "__wrapped__", wrapped)
+
+    @functools.wraps(plain)
+    def method(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+        return (wrapped if "torch._dynamo" in sys.modules else plain)(self, *args, **kwargs)
+
+    return method
+
+
 class LeanAdamW(torch.optim.AdamW):
     """torch's AdamW, value for value, whose CPU step makes no tensor as large as a parameter.
 
@@ -57,8 +77,14 @@ class LeanAdamW(torch.optim.AdamW):
     with this one. Here the denominator goes into one reused buffer, by the same operations in
     the same order, so every value is bit for bit torch's (``tests/training/test_optim.py``).
     Other devices, complex parameters and torch's other options (amsgrad, maximize,
-    capturable, differentiable, foreach, fused) take torch's step.
+    capturable, differentiable, foreach, fused) take torch's step. Building, zeroing and
+    saving it import nothing more (:func:`_dynamo_only_when_loaded`).
     """
+
+    add_param_group = _dynamo_only_when_loaded("add_param_group")
+    zero_grad = _dynamo_only_when_loaded("zero_grad")
+    state_dict = _dynamo_only_when_loaded("state_dict")
+    load_state_dict = _dynamo_only_when_loaded("load_state_dict")
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

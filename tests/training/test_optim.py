@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -108,3 +112,40 @@ def test_build_optimizer_gives_a_leanadamw_with_the_configs_values():
     assert (decay["weight_decay"], no_decay["weight_decay"]) == (0.1, 0.0)
     assert decay["lr"] == 2e-4 and decay["betas"] == (config.adam_beta1, config.adam_beta2)
     assert decay["eps"] == config.adam_epsilon
+
+
+FRESH_PROCESS = """
+import sys, torch
+from mlmcourse.training.optim import LeanAdamW
+model = torch.nn.Linear(3, 2)
+optimizer = LeanAdamW(model.parameters(), lr=0.1)
+model(torch.ones(1, 3)).sum().backward()
+optimizer.step()
+optimizer.zero_grad()
+optimizer.load_state_dict(optimizer.state_dict())
+print("torch._dynamo" in sys.modules)
+torch.optim.AdamW(model.parameters(), lr=0.1)  # torch's: its first wrapped call imports it
+print("torch._dynamo" in sys.modules)
+"""
+
+
+def test_a_new_process_trains_and_saves_it_without_importing_dynamo():
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.stdout.split() == ["False", "True"], done.stdout
+
+
+@pytest.mark.parametrize("name", ["add_param_group", "zero_grad", "state_dict", "load_state_dict"])
+def test_once_dynamo_is_imported_the_methods_go_through_torchs_wrapper(name):
+    import torch._dynamo  # noqa: F401  (what torch.compile imports)
+
+    optimizer = LeanAdamW(_model().parameters(), lr=0.1)
+    plain = getattr(torch.optim.Optimizer, name).__wrapped__
+    vars(plain).pop("__dynamo_disable", None)  # the wrapper caches its disabled twin here
+    args = {"add_param_group": [{"params": [nn.Parameter(torch.ones(2))]}],
+            "load_state_dict": [optimizer.state_dict()]}.get(name, [])  # fmt: skip
+    getattr(optimizer, name)(*args)
+    assert "__dynamo_disable" in vars(plain)  # the call went through torch's wrapper
