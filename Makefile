@@ -20,6 +20,10 @@ export MLMCOURSE_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 # tagger, an SST-2 classifier, a SQuAD reader) run in Colab and say in one line that they
 # skipped here, so the book, CI and every workflow test what no download can change.
 export HF_HUB_OFFLINE ?= 1
+# Python caches what it compiles (__pycache__, ignored by git) even where the environment turns
+# that off: the suite's processes import the same sources hundreds of times, and without the
+# cache each pytest process rewrites every test module again (5 of its 20 s of collection).
+unexport PYTHONDONTWRITEBYTECODE
 # The wheel, built once (make dist): the chapters run from it and the packaging tests read it.
 export MLMCOURSE_DIST := $(abspath $(DIST))
 PACKAGE_SOURCES := pyproject.toml README.md $(shell find mlmcourse -type f -not -name '*.pyc' -not -path '*/__pycache__/*')
