@@ -47,14 +47,11 @@ lint: venv
 # The stages, each printing its time. After the fast tests, the slow tests and the chapters
 # (then the book and the browser) run side by side: each alone leaves a core idle while pip
 # installs the learner's environment, while Sphinx builds and at the end of its run, and the
-# other fills it. Every process runs on one thread. A slow test and a chapter each hold a CPU
-# slot while they run (scripts/cpu_slots.py): no more of them at once than cores, since four
-# training processes on two cores do 13% less work than two.
+# other fills it. Every process runs on one thread, so four share the two cores without waste.
 test: venv
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
-	MLMCOURSE_CPU_SLOTS=$(abspath _build/cpu_slots) \
-	  $(MAKE) --no-print-directory -j2 --output-sync=target slow book-from-chapters; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target slow book-from-chapters; \
 	status=$$?; echo "== make test: $$(( $$(date +%s) - start )) s (exit status $$status)"; \
 	exit $$status
 

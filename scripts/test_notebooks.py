@@ -45,7 +45,6 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import book_cache  # noqa: E402
-from cpu_slots import cpu_slot  # noqa: E402
 from make_notebooks import ROOT, chapter_sources, editions, read_release  # noqa: E402
 from optional_cells import plain_install_cells  # noqa: E402
 
@@ -274,15 +273,8 @@ def run_all(jobs: list[tuple[str, Path, object]], work: Path, env: dict, workers
     last = json.loads(TIMES.read_text()).get("chapters", {}) if TIMES.exists() else {}
     jobs = sorted(jobs, key=lambda j: -last.get(j[1].stem, {}).get("seconds", len(str(j[2]))))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(execute_in_slot, name, ch, nb, work, env) for name, ch, nb in jobs]
+        futures = [pool.submit(execute, name, ch, nb, work, env) for name, ch, nb in jobs]
         return [f.result() for f in futures]
-
-
-def execute_in_slot(name: str, chapter: Path, nb, work: Path, env: dict[str, str]) -> Result:
-    """:func:`execute` once a CPU slot is free (``cpu_slots``: in ``make test``, the slow tests
-    beside the chapters take slots too, so no more jobs run than there are cores)."""
-    with cpu_slot():
-        return execute(name, chapter, nb, work, env)
 
 
 def plain_notebook(nb) -> nbformat.NotebookNode | None:

@@ -12,17 +12,12 @@ has slow moments that are not bugs). ``HYPOTHESIS_PROFILE=thorough`` tries ten t
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 from tests import tiny
 from tests.tiny import tiny_encoder_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from cpu_slots import cpu_slot  # noqa: E402
 
 # Under pytest-xdist every worker is a process of its own: with torch's default of one thread
 # per core, two workers (and the processes their tests start) ask for twice the cores there
@@ -192,16 +187,6 @@ def balanced_order(items: list, workers: int) -> list:
     for k, share in enumerate(shares):
         share.extend(next(rest_iter) for _ in range(sizes[k] - len(share)))
     return [item for share in shares for item in share]
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """A slow test runs once a CPU slot is free (``scripts/cpu_slots.py``): in ``make test`` the
-    chapters run beside the slow tests, and no more jobs than cores run at once."""
-    if item.get_closest_marker("slow") is None:
-        return (yield)
-    with cpu_slot():
-        return (yield)
 
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected: these are the tests that run
