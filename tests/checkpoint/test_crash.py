@@ -193,12 +193,10 @@ runpy.run_module("mlmcourse", run_name="__main__", alter_sys=True)
 
 
 # The ~30 crashing runs start from a fork server that has imported torch and the trainer once:
-# a fresh interpreter spends ~5 s importing them (torch, and torch._dynamo, which building an
-# optimizer imports), longer than the run itself. The reference run, the final resumed run and
-# the Ctrl-C test still start `python -m mlmcourse` as a user does.
+# a fresh interpreter spends seconds importing them, longer than the run itself. The reference
+# run, the final resumed run and the Ctrl-C test still start `python -m mlmcourse` as a user does.
 _PRELOAD = [
     "torch",
-    "torch._dynamo",
     "safetensors.torch",
     "mlmcourse.__main__",
     "mlmcourse.pretraining",
