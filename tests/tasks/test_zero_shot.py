@@ -82,6 +82,15 @@ def test_scores_are_the_mean_word_probabilities_renormalised(tokenizer):
     assert dict(zip(result["labels"], result["scores"], strict=True)) == pytest.approx(expected)
 
 
+def test_prompts_batched_by_length_come_back_in_their_order(tokenizer):
+    model = seeded_mlm(tokenizer)
+    texts = [TEXTS[1], TEXTS[0], TEXTS[2], TEXTS[0] + " " + TEXTS[1]]  # not in order of length
+    assert [len(t) for t in texts] != sorted(len(t) for t in texts)
+    together = label_probabilities(model, tokenizer, texts, batch_size=2)
+    alone = torch.cat([label_probabilities(model, tokenizer, t) for t in texts])
+    assert torch.allclose(together, alone, atol=1e-6), (together, alone)
+
+
 def test_calibration_divides_out_the_content_free_preference(tokenizer):
     plain = seeded_mlm(tokenizer)
     biased = seeded_mlm(tokenizer, favour={"great": 6.0})  # the same model, fond of "great"
