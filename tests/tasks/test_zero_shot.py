@@ -91,6 +91,16 @@ def test_prompts_batched_by_length_come_back_in_their_order(tokenizer):
     assert torch.allclose(together, alone, atol=1e-6), (together, alone)
 
 
+def test_a_prompt_too_long_among_many_is_an_error_before_any_batch_is_scored(tokenizer):
+    model = seeded_mlm(tokenizer)
+    forwards = []
+    model.register_forward_pre_hook(lambda module, args: forwards.append(1))
+    texts = [TEXTS[0]] * 40 + [" ".join(["long"] * 40)]  # the tiny model takes 32 pieces
+    with pytest.raises(ValueError, match="pieces long"):
+        label_probabilities(model, tokenizer, texts, batch_size=4)
+    assert forwards == []
+
+
 def test_calibration_divides_out_the_content_free_preference(tokenizer):
     plain = seeded_mlm(tokenizer)
     biased = seeded_mlm(tokenizer, favour={"great": 6.0})  # the same model, fond of "great"
