@@ -110,6 +110,15 @@ REGISTRY: dict[str, RemoteFile] = {
         "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
         "wikitext-2/valid.txt",
     ),
+    # Its test split: with the validation split, the course's English corpus (data.english).
+    "wikitext2/tokenized-test": RemoteFile(
+        (
+            "https://raw.githubusercontent.com/pytorch/examples/main/"
+            "word_language_model/data/wikitext-2/test.txt",
+        ),
+        "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
+        "wikitext-2/test.txt",
+    ),
     # GLUE's SST-2 (the tsv files of GLUE's SST-2.zip), from a copy on GitHub pinned by commit.
     "sst2/train": RemoteFile(
         (_SST2_BASE + "train_full.tsv",),
@@ -386,8 +395,8 @@ def load_wikitext2(split: str = "validation", *, keep_headings: bool = False) ->
         raw_split = local / f"wikitext-2-raw/wiki.{short}.raw"
         tokenized = local / f"wikitext-2/{short}.txt"
         path = raw_split if raw_split.is_file() else tokenized if tokenized.is_file() else None
-        if path == tokenized and short == "valid":
-            path = fetch("wikitext2/tokenized-validation")  # a file we know: check its sha256
+        if path == tokenized and f"wikitext2/tokenized-{split}" in REGISTRY:
+            path = fetch(f"wikitext2/tokenized-{split}")  # a file we know: check its sha256
         if path is not None:
             return parse_wikitext(read_text(path).splitlines(), keep_headings=keep_headings)
     archive = fetch("wikitext2/raw")

@@ -55,7 +55,8 @@ class PretrainConfig(TrainingConfig):
     )
     dataset: str | list[str] = _data(
         "world",
-        "world (the course's generated corpus), wikitext2, or a path to a UTF-8 text file with "
+        "world (the course's generated corpus), english (WikiText-2's articles we can reach, "
+        "split by article: mlmcourse.data.english), wikitext2, or a path to a UTF-8 text file with "
         "one text per line, or a YAML list of such paths, read in order as one text (the last "
         "5% of lines are the validation split)",
     )
@@ -68,6 +69,11 @@ class PretrainConfig(TrainingConfig):
         8000,
         "vocabulary size when the tokenizer is trained here (upper bound for word)",
         check_positive_int,
+    )
+    lowercase: bool = _data(
+        False,
+        "with tokenizer: wordpiece, lowercase (and strip accents) before splitting, as "
+        "bert-base-uncased does: fewer pieces to learn from little text",
     )
     max_length: int = _data(
         64,

@@ -18,6 +18,7 @@ from torch import nn
 from mlmcourse.checkpoint import shipped_checkpoint
 from mlmcourse.checkpoint.atomic import recover_checkpoint_dir
 from mlmcourse.data import load_wikitext2, world_texts
+from mlmcourse.data.english import english_texts
 from mlmcourse.heads import BertForCausalLM, BertForMaskedLM, load_checkpoint
 from mlmcourse.masking import MLMCollator
 from mlmcourse.masking.causal import CLMCollator
@@ -38,7 +39,7 @@ from mlmcourse.training.packing import PackedMLMBatches, PackedMLMCollator
 from mlmcourse.utils.checks import ConfigError, check_path_exists, read_text
 from mlmcourse.utils.runtime import get_device, set_seed
 
-SHIPPED_DATASETS = ("world", "wikitext2")
+SHIPPED_DATASETS = ("world", "english", "wikitext2")
 
 
 @dataclass
@@ -161,6 +162,8 @@ def load_texts(dataset: str | Sequence[str]) -> tuple[list[str], list[str]]:
     """Training and validation texts of ``dataset`` (see ``HELP["dataset"]``)."""
     if dataset == "world":
         return world_texts("train"), world_texts("validation")
+    if dataset == "english":
+        return english_texts("train"), english_texts("dev")
     if dataset == "wikitext2":
 
         def clean(lines: list[str]) -> list[str]:  # drop blank lines and "= Heading =" lines
@@ -191,7 +194,9 @@ def build_tokenizer(config: PretrainConfig, train_texts: Sequence[str]) -> Any:
     if config.tokenizer == "word":
         return WordLevelTokenizer.train(train_texts, max_size=config.vocab_size)
     if config.tokenizer == "wordpiece":
-        return WordPieceTokenizer.train(train_texts, vocab_size=config.vocab_size)
+        return WordPieceTokenizer.train(
+            train_texts, vocab_size=config.vocab_size, lowercase=config.lowercase
+        )
     return load_tokenizer(config.tokenizer)
 
 

@@ -3,7 +3,8 @@
 :func:`fill_mask` is ``transformers``' ``pipeline("fill-mask")``: the text as written (never
 masked again), the top-k words for each mask with their probability and the filled-in
 sentence. :func:`fill_mask_accuracy` scores it on probes, :func:`predictions_table` shows a
-masked batch's guesses, and :func:`unigram_baseline` is the guesser a model must beat.
+masked batch's guesses, and :func:`unigram_baseline` is the guesser a model must beat;
+:func:`held_out_scores` puts a model and that guesser side by side on the same masks.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import torch
 from torch import nn
 
 from mlmcourse.checkpoint.weights import check_vocab_fits
+from mlmcourse.masking import MLMCollator
+from mlmcourse.training import evaluate, fixed_eval_batches
 from mlmcourse.utils.checks import check_positive_int
 from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
@@ -22,6 +25,7 @@ from mlmcourse.utils.runtime import evaluating
 __all__ = [
     "fill_mask",
     "fill_mask_accuracy",
+    "held_out_scores",
     "predictions_table",
     "probe_accuracy",
     "unigram_baseline",
@@ -236,4 +240,44 @@ def unigram_baseline(
         "accuracy": correct / total,
         "perplexity": float(torch.tensor(loss).exp()),
         "token": best,
+    }
+
+
+def held_out_scores(
+    model: nn.Module,
+    tokenizer: Any,
+    texts: Sequence[str],
+    *,
+    train_texts: Sequence[str],
+    mlm_probability: float = 0.15,
+    seed: int = 1234,
+    batch_size: int = 64,
+) -> dict[str, float]:
+    """A masked LM's accuracy and perplexity on ``texts``, beside the unigram baseline's on the
+    same masks (its counts from ``train_texts``): the honest score of an MLM on real text.
+
+    The texts are masked once (BERT's 80/10/10 at ``mlm_probability``, seeded by ``seed``), as
+    :func:`~mlmcourse.training.fixed_eval_batches` does during training. ``times_unigram`` is the
+    model's accuracy over the baseline's: near 1, the model has learnt word frequencies only.
+    """
+    collator = MLMCollator(
+        tokenizer,
+        mlm_probability=mlm_probability,
+        max_length=model.config.max_position_embeddings,
+        seed=seed,
+    )
+    batches = fixed_eval_batches(list(texts), collator, batch_size=batch_size, seed=seed)
+    scores = evaluate(model, batches)
+    train_ids = [tokenizer.encode(t).ids for t in train_texts]
+    special = list(tokenizer.all_special_ids)
+    unigram = unigram_baseline(
+        train_ids, batches, vocab_size=tokenizer.vocab_size, ignore_ids=special
+    )
+    return {
+        "accuracy": scores["accuracy"],
+        "perplexity": scores["perplexity"],
+        "unigram_accuracy": unigram["accuracy"],
+        "unigram_perplexity": unigram["perplexity"],
+        "times_unigram": scores["accuracy"] / unigram["accuracy"],
+        "tokens": scores["tokens"],
     }

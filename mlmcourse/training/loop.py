@@ -106,10 +106,8 @@ def train(
         )
     run = Run(model, forward, ddp, device, optimizer, scheduler, checkpoints, config, evaluate_now)
     model.train()
-    t0 = time.perf_counter()
     with _progress_bar(config, result.step, progress) as bar, StopRequest(ddp is None, say) as stop:
         training_steps(run, get_batch, result, bar, stop)
-    result.train_seconds += time.perf_counter() - t0
     if evaluate_now is not None and config.final_evaluation and is_main_process():
         _final_evaluation(evaluate_now, model, result, say)
     checkpoints.save(result)
@@ -137,6 +135,7 @@ def training_steps(
     """From ``result.step`` to ``max_steps``: an optimiser step, then log, evaluate, save."""
     config, first_step, accum = run.config, result.step, run.config.gradient_accumulation_steps
     for step in range(first_step, config.max_steps):
+        tic = time.perf_counter()  # the steps' own time: evaluations and saves are not counted
         seed_dropout(config.seed, step)  # under torchrun: each rank its own dropout masks
         micro = [get_batch(step * accum + k) for k in range(accum)]
         if step == first_step:  # the data, once, where it comes in (on the CPU: free)
@@ -148,6 +147,7 @@ def training_steps(
             run.model, run.optimizer, run.scheduler, config.max_grad_norm
         )
         result.step, result.tokens_seen = step + 1, result.tokens_seen + tokens
+        result.train_seconds += time.perf_counter() - tic
         bar.update(1)
         if _due(result.step, config.logging_steps, config.max_steps, at_end=True):
             _log_step(result, bar, loss=loss, lr=lr, grad_norm=grad_norm)
@@ -199,9 +199,14 @@ def _due(step: int, every: int, max_steps: int, *, at_end: bool = False) -> bool
 
 def _log_step(result: TrainResult, bar: Any, *, loss: float, lr: float, grad_norm: float) -> None:
     result.history["train"].append(
-        {"step": result.step, "loss": loss, "lr": lr, "grad_norm": grad_norm}
+        {"step": result.step, "loss": loss, "lr": lr, "grad_norm": grad_norm, **_progress(result)}
     )
     bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}")
+
+
+def _progress(result: TrainResult) -> dict[str, float]:
+    """How far the run is, beside each logged row: tokens seen and seconds of training."""
+    return {"tokens": result.tokens_seen, "seconds": round(result.train_seconds, 3)}
 
 
 def _prefixed(metrics: Mapping[str, float]) -> dict[str, float]:
@@ -214,7 +219,9 @@ def _evaluate_during(
     """Rank 0 evaluates the plain model (a DDP forward would need every rank); the others wait."""
     if is_main_process():
         metrics = evaluate_now()
-        result.history["eval"].append({"step": result.step, **_prefixed(metrics)})
+        result.history["eval"].append(
+            {"step": result.step, **_progress(result), **_prefixed(metrics)}
+        )
         bar.set_postfix(loss=f"{loss:.3f}", eval_acc=f"{metrics['accuracy']:.3f}")
     barrier()
 
@@ -227,7 +234,7 @@ def _final_evaluation(
 ) -> None:
     """Evaluate the whole validation set once more and say how the run ended."""
     result.final_eval = metrics = evaluate_now()
-    result.history["eval"].append({"step": result.step, **_prefixed(metrics)})
+    result.history["eval"].append({"step": result.step, **_progress(result), **_prefixed(metrics)})
     causal = getattr(getattr(unwrap_model(model), "config", None), "is_causal", False)
     kind = "next" if causal is True else "masked"
     say(
@@ -286,6 +293,8 @@ class Checkpointer:
         )
         result = TrainResult(step=state["step"], tokens_seen=state.get("tokens_seen", 0))
         result.history = state.get("history") or result.history
+        logged = result.history["train"][-1:] or [{}]
+        result.train_seconds = logged[0].get("seconds", 0.0)  # the clock goes on from there
         say(f"resumed from {directory} at step {result.step}")
         if result.step >= config.max_steps:
             say(f"nothing to do: step {result.step} >= max_steps {config.max_steps}")
