@@ -39,7 +39,7 @@ PLAIN_TEXT_RULES: tuple[tuple[str, str], ...] = (
     (r"([(\[{$]) ", r"\1"),  # ( 24 in -> (24 in
     (r" ([.,;:!?%)\]}])", r"\1"),  # lobster , is -> lobster, is
     (r" '(s|t|re|ve|ll|d|m)(?![A-Za-z0-9_])", r"'\1"),  # city 's -> city's; don 't -> don't
-    (r"\" ([^\"]*?) \"", r"\"\1\""),  # " lobster red " -> "lobster red"
+    (r'" ([^"]*?) "', r'"\1"'),  # " lobster red " -> "lobster red"
     (r"[ \t\n\r\f\v]+", " "),  # one space between words
     (r"^ | $", ""),  # none around the text
 )
@@ -48,7 +48,9 @@ only syntax that Python's ``re`` and JavaScript's ``RegExp`` read alike (no ``\\
 ``\\w``, whose Unicode meanings differ; the page turns ``\\1`` into ``$1``). Spacing around
 punctuation never changes a BERT tokenizer's ids (its pre-tokenizer splits punctuation off), so
 the rules make the text read as English without changing what the model sees, except
-``<unk>``, which becomes ``[UNK]``."""
+``<unk>``, which becomes ``[UNK]``. They are written for the tokenized release: on English
+typed as usual they change at most the spacing around punctuation (``he said "yes" and "no"``
+loses the spaces around ``and``), which the tokenizer does not see either."""
 
 _RULES = tuple((re.compile(p), r) for p, r in PLAIN_TEXT_RULES)
 _ARTICLE_TITLE = re.compile(r"^\s*= ([^=].*[^=]) =\s*$")

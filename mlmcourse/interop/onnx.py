@@ -26,7 +26,7 @@ from torch import nn
 
 from mlmcourse.utils.runtime import evaluating
 
-__all__ = ["export_onnx"]
+__all__ = ["export_onnx", "store_float16"]
 
 
 class _Logits(nn.Module):
@@ -43,12 +43,17 @@ class _Logits(nn.Module):
         return self.model(input_ids, torch.ones_like(input_ids)).logits  # (1, T, V or L)
 
 
-def export_onnx(model: nn.Module, path: str | Path, *, example_ids: list[int]) -> Path:
+def export_onnx(
+    model: nn.Module, path: str | Path, *, example_ids: list[int], float16_weights: bool = False
+) -> Path:
     """Write ``model``'s logits for ``input_ids`` of shape (1, T) to one ``.onnx`` file.
 
     ``T`` may be anything from 2 (``[CLS] [SEP]``) to ``max_position_embeddings``;
     ``example_ids`` (one tokenised sentence) is what the graph is traced with. The weights are
-    stored inside the file (no ``.onnx.data`` beside it), so the page fetches one file.
+    stored inside the file (no ``.onnx.data`` beside it), so the page fetches one file. With
+    ``float16_weights`` the large weights are stored in 16 bits and cast to 32 when the runtime
+    loads them (:func:`store_float16`): half the bytes to download, and the same logits for a
+    model whose weights are 16-bit values already (the shipped English model).
     """
     _check_export_packages()
     limit = model.config.max_position_embeddings
@@ -75,7 +80,35 @@ def export_onnx(model: nn.Module, path: str | Path, *, example_ids: list[int]) -
                 dynamo=True,
             )
     program.save(str(path), external_data=False)
+    if float16_weights:
+        store_float16(path)
     return path
+
+
+def store_float16(path: str | Path, *, min_size: int = 1024) -> Path:
+    """Rewrite the ONNX file at ``path`` with every float32 weight of at least ``min_size``
+    values stored as float16, and a ``Cast`` back to float32 in front of the graph: the graph
+    computes in float32 as before, on weights rounded to 16 bits."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    proto = onnx.load(str(path))
+    graph, casts = proto.graph, []
+    for weight in graph.initializer:
+        if weight.data_type != TensorProto.FLOAT or int(np.prod(weight.dims)) < min_size:
+            continue
+        name = weight.name
+        half = numpy_helper.from_array(numpy_helper.to_array(weight).astype(np.float16))
+        half.name = f"{name}__float16"
+        weight.CopyFrom(half)
+        casts.append(helper.make_node("Cast", [half.name], [name], to=TensorProto.FLOAT))
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend([*casts, *nodes])  # the casts before every node that reads the weights
+    onnx.checker.check_model(proto)
+    onnx.save(proto, str(path))
+    return Path(path)
 
 
 @contextlib.contextmanager

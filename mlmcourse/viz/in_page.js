@@ -1,8 +1,9 @@
-// The world model in the page (mlmcourse/viz/in_page.py): ONNX Runtime Web runs the exported
-// logits; this script is the rest of the Python pipeline, step for step: the word-level
-// tokenizer (mlmcourse/tokenization/word_level.py), fill_mask's softmax and ranking
-// (mlmcourse/tasks/fill_mask.py), predict_entities' Viterbi decoding and grouping
-// (mlmcourse/tasks/ner/decoding.py). UID is replaced by the box's id.
+// The course's models in the page (mlmcourse/viz/in_page.py): ONNX Runtime Web runs the exported
+// logits; this script is the rest of the Python pipeline, step for step: the world model's
+// word-level tokenizer (mlmcourse/tokenization/word_level.py) or the English model's normalisation
+// (mlmcourse/data/english.py) and BERT WordPiece tokenizer (as the Rust `tokenizers` runs it),
+// fill_mask's softmax and ranking (mlmcourse/tasks/fill_mask.py), predict_entities' Viterbi
+// decoding and grouping (mlmcourse/tasks/ner/decoding.py). UID is replaced by the box's id.
 (function () {
   "use strict";
   var box = document.getElementById("UID");
@@ -38,36 +39,125 @@
       document.head.appendChild(s);
     });
   }
-  // The runtime, the vocabulary and the models, loaded once per page for all its boxes.
-  function world() {
-    if (!window.mlmLiveWorld) {
+  // The runtime once per page; each model's vocabulary and session once for all its boxes.
+  function runtime() {
+    if (!window.mlmLiveRuntime) {
       var root = document.documentElement.getAttribute("data-content_root") || "./";
       var base = new URL(root + "_static/", location.href).href;
-      window.mlmLiveWorld = loadScript(base + config.files.runtime).then(function () {
+      window.mlmLiveRuntime = loadScript(base + config.runtime).then(function () {
         ort.env.wasm.numThreads = 1;  // threads need a cross-origin-isolated page
-        ort.env.wasm.wasmPaths = base + config.files.runtime.replace(/[^/]*$/, "");
-        return fetch(base + "live/" + config.files.metadata);
-      }).then(function (response) {
-        if (!response.ok) throw new Error("no " + response.url + " (" + response.status + ")");
-        return response.json();
-      }).then(function (meta) {
-        meta.ids = new Map(meta.vocab.map(function (w, i) { return [w, i]; }));
-        meta.base = base;
-        meta.sessions = {};
-        return meta;
+        ort.env.wasm.wasmPaths = base + config.runtime.replace(/[^/]*$/, "");
+        return base;
       });
     }
-    return window.mlmLiveWorld;
+    return window.mlmLiveRuntime;
   }
-  function session(meta, task) {
-    if (!meta.sessions[task]) {
-      meta.sessions[task] = ort.InferenceSession.create(meta.base + "live/" + config.files[task]);
+  function model() {
+    window.mlmLiveModels = window.mlmLiveModels || {};
+    if (!window.mlmLiveModels[config.metadata]) {
+      window.mlmLiveModels[config.metadata] = runtime().then(function (base) {
+        return fetch(base + "live/" + config.metadata).then(function (response) {
+          if (!response.ok) throw new Error("no " + response.url + " (" + response.status + ")");
+          return response.json();
+        }).then(function (meta) {
+          meta.ids = new Map(meta.vocab.map(function (w, i) { return [w, i]; }));
+          meta.base = base;
+          meta.sessions = {};
+          return meta;
+        });
+      });
     }
-    return meta.sessions[task];
+    return window.mlmLiveModels[config.metadata];
+  }
+  function session(meta) {
+    if (!meta.sessions[config.model]) {
+      meta.sessions[config.model] = ort.InferenceSession.create(meta.base + "live/" + config.model);
+    }
+    return meta.sessions[config.model];
   }
 
-  // The tokenizer: the pieces of the text with their ids and character spans.
+  // The English model's tokenizer (mlmlive.tokenize, checked against the Rust library on the
+  // held-out articles): the corpus's normalisation rules, then special tokens split off as
+  // written, BertNormalizer, BertPreTokenizer and greedy longest-match WordPiece.
+  var mlmLive = window.mlmLive = window.mlmLive || {};
+  var SPECIAL_SPLIT = new RegExp("(" + SPECIAL.map(function (t) {
+    return t.replace(/[[\]]/g, "\\$&");
+  }).join("|") + ")");
+  var PUNCTUATION = /^(?:[!-\/:-@[-`{-~]|\p{P})$/u;  // ASCII punctuation, or Unicode's
+  function plainText(rules, text) {  // data/english.py's plain_text: the rules in order
+    rules.forEach(function (rule) {
+      text = text.replace(new RegExp(rule[0], "gu"), rule[1].replace(/\\(\d)/g, "$$$1"));
+    });
+    return text;
+  }
+  function chinese(cp) {
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+      (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+      (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+      (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+  }
+  function bertNormalize(lowercase, text) {  // clean, CJK apart, then strip accents and lowercase
+    var out = [];
+    Array.from(text).forEach(function (c) {
+      var cp = c.codePointAt(0), space = /^[\t\n\r]$/.test(c) || /^\s$/u.test(c);
+      if (cp === 0 || cp === 0xFFFD || (!space && /^\p{C}$/u.test(c))) return;
+      if (space) out.push(" ");
+      else if (chinese(cp)) out.push(" ", c, " ");
+      else out.push(c);
+    });
+    text = out.join("");
+    if (!lowercase) return text;
+    return Array.from(text.normalize("NFD").replace(/\p{Mn}/gu, ""), function (c) {
+      return c.toLowerCase();  // one character at a time, as Rust's (no final-sigma rule)
+    }).join("");
+  }
+  function bertWords(text) {  // split at spaces, each punctuation character a word of its own
+    var words = [];
+    text.split(" ").forEach(function (chunk) {
+      var word = "";
+      Array.from(chunk).forEach(function (c) {
+        if (PUNCTUATION.test(c)) { if (word) words.push(word); words.push(c); word = ""; }
+        else word += c;
+      });
+      if (word) words.push(word);
+    });
+    return words;
+  }
+  function wordpiece(meta, word) {  // the longest piece in the vocabulary, again and again
+    var chars = Array.from(word), found = [], start = 0;
+    var unknown = [{ text: word, id: meta.special.unk, unknown: true }];
+    if (chars.length > meta.max_chars_per_word) return unknown;
+    while (start < chars.length) {
+      var end = chars.length, piece = null, id;
+      for (; end > start; end--) {
+        piece = (start > 0 ? meta.prefix : "") + chars.slice(start, end).join("");
+        id = meta.ids.get(piece);
+        if (id !== undefined) break;
+      }
+      if (end === start) return unknown;
+      found.push({ text: piece, id: id });
+      start = end;
+    }
+    return found;
+  }
+  function wordpieces(meta, text) {
+    var found = [];
+    plainText(meta.rules, text).split(SPECIAL_SPLIT).forEach(function (part, k) {
+      if (k % 2 === 1) { found.push({ text: part, id: meta.ids.get(part) }); return; }
+      bertWords(bertNormalize(meta.lowercase, part)).forEach(function (word) {
+        found.push.apply(found, wordpiece(meta, word));
+      });
+    });
+    return found;
+  }
+  mlmLive.tokenize = function (meta, text) {  // the ids between [CLS] and [SEP]
+    return wordpieces(meta, text).map(function (p) { return p.id; });
+  };
+  mlmLive.plainText = plainText;
+
+  // The tokenizer: the pieces of the text with their ids (and, word-level, character spans).
   function pieces(meta, text) {
+    if (meta.tokenizer === "wordpiece") return wordpieces(meta, text);
     var found = [], m;
     WORD.lastIndex = 0;
     while ((m = WORD.exec(text)) !== null) {
@@ -81,7 +171,7 @@
   }
   function logits(meta, task, ids) {
     var x = new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
-    return session(meta, task).then(function (s) { return s.run({ input_ids: x }); })
+    return session(meta).then(function (s) { return s.run({ input_ids: x }); })
       .then(function (result) { return result.logits.data; });  // (1, T, V) flattened
   }
   function notice(message) {  // a reply to what was typed, not a failure of the page
@@ -98,7 +188,7 @@
   }
   function unknownWords(meta, found) {
     return found.filter(function (p) {
-      return p.id === meta.special.unk && SPECIAL.indexOf(p.text) < 0;
+      return p.id === meta.special.unk && (p.unknown || SPECIAL.indexOf(p.text) < 0);
     }).map(function (p) { return p.text; });
   }
 
@@ -125,8 +215,8 @@
     });
   }
   function tooLong(meta, length) {
-    return notice("The world model reads at most " + (meta.max_length - 2) + " words; this is " +
-                     (length - 2) + ".");
+    return notice("The " + meta.name + " reads at most " + (meta.max_length - 2) + " " +
+                  meta.unit + "; this is " + (length - 2) + ".");
   }
   function fillMaskHtml(meta, found, answers) {
     var k = 0, chips = found.map(function (p) {
@@ -162,8 +252,8 @@
     var unknown = unknownWords(meta, found);
     if (!unknown.length) return "";
     return '<div class="mlm-live-unknown" style="font-size:12px;margin-bottom:4px">Not in the ' +
-      "world model's vocabulary of " + meta.vocab.length + " words (it reads [UNK] there): " +
-      escape(unknown.join(", ")) + "</div>";
+      meta.name + "'s vocabulary of " + meta.vocab.length + " " + meta.unit +
+      " (it reads [UNK] there): " + escape(unknown.join(", ")) + "</div>";
   }
 
   // predict_entities: words are the text's whitespace-separated chunks; each word's first piece
@@ -262,7 +352,7 @@
     running = true;
     var text = input.value;
     box.dataset.state = "busy";
-    world().then(function (meta) {
+    model().then(function (meta) {
       return (config.task === "ner" ? entities : fillMask)(meta, text).then(function (markup) {
         out.innerHTML = markup;
         show("ready", config.task === "ner" ? "Tags and entities from the model in this page."

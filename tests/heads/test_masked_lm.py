@@ -141,6 +141,29 @@ def test_unigram_baseline_predicts_the_most_frequent_token():
     assert base["loss"] == pytest.approx(float(expected))
 
 
+def test_held_out_scores_put_the_model_beside_the_unigram_on_the_same_masks(
+    shipped_world,
+):
+    from mlmcourse.data import world_texts
+    from mlmcourse.masking import MLMCollator
+    from mlmcourse.tasks.fill_mask import held_out_scores
+    from mlmcourse.training import evaluate, fixed_eval_batches
+
+    model, tokenizer = shipped_world.model, shipped_world.tokenizer
+    texts, train = world_texts("validation")[:200], world_texts("train")[:2000]
+    scores = held_out_scores(model, tokenizer, texts, train_texts=train, seed=7)
+    collator = MLMCollator(tokenizer, max_length=model.config.max_position_embeddings)
+    batches = fixed_eval_batches(texts, collator, seed=7)  # the same masks, made by hand
+    assert scores["accuracy"] == evaluate(model, batches)["accuracy"]
+    ids = [tokenizer.encode(t).ids for t in train]
+    special = tokenizer.all_special_ids
+    unigram = unigram_baseline(ids, batches, vocab_size=tokenizer.vocab_size, ignore_ids=special)
+    assert scores["unigram_accuracy"] == unigram["accuracy"]
+    assert scores["unigram_perplexity"] == unigram["perplexity"]
+    assert scores["times_unigram"] == scores["accuracy"] / unigram["accuracy"] > 3  # it learnt
+    assert held_out_scores(model, tokenizer, texts, train_texts=train, seed=8) != scores
+
+
 def test_the_encoder_can_be_saved_and_loaded_alone(tmp_path):
     from mlmcourse.checkpoint import load_encoder, save_encoder
     from mlmcourse.model import BertModel

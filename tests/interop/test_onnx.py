@@ -95,3 +95,19 @@ def test_without_the_exporter_packages_it_says_what_to_install(
         ModuleNotFoundError, match=r"needs onnxscript: pip install 'mlmcourse\[onnx\]'"
     ):
         export_onnx(shipped_world.model, tmp_path / "m.onnx", example_ids=[2, 4, 3])
+
+
+def test_float16_weights_halve_the_file_and_keep_the_logits_of_16_bit_weights(
+    shipped_world, tmp_path
+):
+    import copy
+
+    model = copy.deepcopy(shipped_world.model).half().float()  # weights that are 16-bit values
+    ids = list(shipped_world.tokenizer.encode(TEXTS[0]).ids)
+    full = export_onnx(model, tmp_path / "full.onnx", example_ids=[2, 5, 3])
+    half = export_onnx(model, tmp_path / "half.onnx", example_ids=[2, 5, 3], float16_weights=True)
+    assert half.stat().st_size < 0.6 * full.stat().st_size
+    with torch.no_grad():
+        ours = model(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long)).logits
+    np.testing.assert_allclose(run(half, ids), ours.numpy(), atol=1e-4, rtol=0)
+    np.testing.assert_array_equal(run(half, ids), run(full, ids))  # the same graph, weights cast

@@ -155,6 +155,12 @@ def test_training_lowers_the_loss_and_records_history():
     assert result.final_eval["accuracy"] > 0.9
     assert result.tokens_seen == 60 * 8 * 10
     assert result.step == 60
+    # every row says how far the run was: tokens seen and seconds of training steps so far
+    rows = result.history["train"] + result.history["eval"]
+    assert [r["tokens"] for r in result.history["train"]] == [s * 80 for s in range(10, 61, 10)]
+    assert all(r["tokens"] == r["step"] * 80 for r in rows)
+    seconds = [r["seconds"] for r in result.history["train"]]
+    assert seconds == sorted(seconds) and 0 < seconds[-1] <= result.train_seconds + 1e-3
 
 
 def test_gradient_accumulation_matches_one_big_batch():

@@ -9,8 +9,16 @@ import re
 import pytest
 
 from mlmcourse.data import WORLD_LABELS
+from mlmcourse.data.english import PLAIN_TEXT_RULES
 from mlmcourse.heads import BertForMaskedLM
-from mlmcourse.viz.in_page import FILE_MESSAGE, PAGE_FILES, InPage, in_page_explorer, page_metadata
+from mlmcourse.viz.in_page import (
+    FILE_MESSAGE,
+    PAGE_FILES,
+    InPage,
+    english_page_metadata,
+    in_page_explorer,
+    page_metadata,
+)
 from tests.tiny import tiny_encoder_config
 
 
@@ -48,7 +56,32 @@ def test_the_metadata_refuses_models_of_another_vocabulary(shipped_world, world_
         page_metadata(shipped_world.tokenizer, other, world_tagger)
 
 
-@pytest.mark.parametrize("task", ["fill-mask", "ner"])
+def test_the_english_metadata_holds_the_wordpiece_pipeline_and_the_corpus_rules(
+    minilm_tokenizer,
+):
+    model = BertForMaskedLM(tiny_encoder_config(vocab_size=minilm_tokenizer.vocab_size))
+    meta = english_page_metadata(minilm_tokenizer, model)
+    vocab = minilm_tokenizer.get_vocab()
+    assert [vocab[w] for w in meta["vocab"]] == list(range(len(vocab)))
+    assert (meta["tokenizer"], meta["lowercase"], meta["prefix"]) == ("wordpiece", True, "##")
+    assert meta["max_chars_per_word"] == 100
+    assert meta["rules"] == [list(rule) for rule in PLAIN_TEXT_RULES]
+    s = meta["special"]
+    assert (s["pad"], s["unk"], s["cls"], s["sep"], s["mask"]) == (0, 100, 101, 102, 103)
+    assert meta["never"] == [0, 101, 102, 103]
+    json.dumps(meta)
+
+
+def test_the_english_metadata_refuses_a_word_level_tokenizer_or_another_vocabulary(
+    shipped_world, minilm_tokenizer
+):
+    with pytest.raises(TypeError, match="expected the English model's WordPieceTokenizer"):
+        english_page_metadata(shipped_world.tokenizer, shipped_world.model)
+    with pytest.raises(ValueError, match=r"has 738 embedding rows but the tokenizer 30522 pieces"):
+        english_page_metadata(minilm_tokenizer, shipped_world.model)
+
+
+@pytest.mark.parametrize("task", ["fill-mask", "ner", "english"])
 def test_the_box_is_labelled_and_carries_its_task_text_and_script(task):
     text = 'He said "<b>hi</b>" & left [MASK] .'
     markup = InPage(task, text, title="A box").to_html()
@@ -57,7 +90,14 @@ def test_the_box_is_labelled_and_carries_its_task_text_and_script(task):
     assert f'<label for="{uid}-text"' in markup and f'id="{uid}-text"' in markup
     assert 'value="He said &quot;&lt;b&gt;hi&lt;/b&gt;&quot; &amp; left [MASK] ."' in markup
     config = json.loads(re.search(r'class="mlm-live-config">(.*?)</script>', markup).group(1))
-    assert config == {"task": task, "files": PAGE_FILES, "file_message": FILE_MESSAGE}
+    metadata = PAGE_FILES["english-metadata" if task == "english" else "metadata"]
+    assert config == {
+        "task": task,
+        "runtime": PAGE_FILES["runtime"],
+        "model": PAGE_FILES[task],
+        "metadata": metadata,
+        "file_message": FILE_MESSAGE,
+    }
     assert f'getElementById("{uid}")' in markup  # the script is bound to this box
     assert "UID" not in markup
 
@@ -81,7 +121,7 @@ def test_each_box_on_a_page_has_its_own_id():
 @pytest.mark.parametrize(
     ("task", "text", "message"),
     [
-        ("tag", "a", r"task must be one of \('fill-mask', 'ner'\), got 'tag'"),
+        ("tag", "a", r"task must be one of \('fill-mask', 'ner', 'english'\), got 'tag'"),
         ("ner", "  ", "text must be a non-empty sentence"),
         ("ner", None, "text must be a non-empty sentence"),
     ],
