@@ -10,7 +10,15 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Chip", "chips_html", "legend_html", "message_html", "unknown_words_html", "PALETTE"]
+__all__ = [
+    "Chip",
+    "chips_html",
+    "legend_html",
+    "message_html",
+    "table_html",
+    "unknown_words_html",
+    "PALETTE",
+]
 
 # Colour-blind-friendly pastels (Okabe-Ito hues, lightened) for backgrounds behind dark text.
 PALETTE = ["#cfe8f7", "#fde3b3", "#c8ecd9", "#f9d0e3", "#e2d9f3", "#f7f3b0", "#d9d9d9", "#fbd3c7"]
@@ -75,3 +83,17 @@ def unknown_words_html(words: Sequence[str], *, unk_token: str = "[UNK]", why: s
 def message_html(message: str) -> str:
     """Why there is nothing to draw, in one line (an explorer shows it instead of raising)."""
     return f'<div style="color:#a00">{html.escape(message)}</div>'
+
+
+def table_html(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain table: a header row of ``columns``, then ``rows``, every cell escaped (a chapter
+    shows a results table with one call)."""
+    if any(len(row) != len(columns) for row in rows):
+        widths = sorted({len(row) for row in rows})
+        raise ValueError(f"every row needs {len(columns)} cells (one per column), got {widths}")
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"

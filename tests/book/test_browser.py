@@ -420,26 +420,35 @@ def test_typed_sentences_get_the_python_world_models_top_5_in_the_page(
     everything = world.tokenizer.vocab_size - 4  # fill_mask never proposes four specials
     for text in generated_sentences(rng, world.tokenizer, 10, masks=True):
         type_into(browser, box, text)
-        shown = browser.execute_script(
-            "return Array.from(arguments[0].querySelectorAll('.mlm-live-mask')).map(m => "
-            "Array.from(m.querySelectorAll('.mlm-live-candidate')).map(c => "
-            "[c.dataset.token, parseFloat(c.dataset.score)]))",
-            box,
-        )
         expected = fill_mask(world.model, world.tokenizer, text, top_k=everything)
-        expected = [expected] if isinstance(expected[0], dict) else expected
-        assert len(shown) == len(expected), text
-        for page_top, ranked in zip(shown, expected, strict=True):
-            probability = {c["token_str"]: c["score"] for c in ranked}
-            assert len(page_top) == 5, text
-            for rank, (token, score) in enumerate(page_top):
-                ours = ranked[rank]
-                # the same probability at each rank, the page's word scored as Python scores it,
-                # and the same word unless two probabilities are within 1e-4 (a tie to float32)
-                assert abs(score - ours["score"]) < 1e-4, (text, rank, token, ours)
-                assert abs(score - probability[token]) < 1e-4, (text, rank, token)
-                assert token == ours["token_str"] or abs(ours["score"] - probability[token]) < 1e-4
+        assert_same_top_5(shown_top_5(browser, box), expected, text)
     assert errors(browser) == []
+
+
+def shown_top_5(driver: object, box: object) -> list[list[tuple[str, float]]]:
+    """Each mask's candidates as the box shows them: (token, probability)."""
+    return driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('.mlm-live-mask')).map(m => "
+        "Array.from(m.querySelectorAll('.mlm-live-candidate')).map(c => "
+        "[c.dataset.token, parseFloat(c.dataset.score)]))",
+        box,
+    )
+
+
+def assert_same_top_5(shown: list, expected: list, text: str) -> None:
+    """The page's top 5 at each mask is fill_mask's ranking (all candidates, ``expected``)."""
+    expected = [expected] if isinstance(expected[0], dict) else expected
+    assert len(shown) == len(expected), text
+    for page_top, ranked in zip(shown, expected, strict=True):
+        probability = {c["token_str"]: c["score"] for c in ranked}
+        assert len(page_top) == 5, text
+        for rank, (token, score) in enumerate(page_top):
+            ours = ranked[rank]
+            # the same probability at each rank, the page's word scored as Python scores it,
+            # and the same word unless two probabilities are within 1e-4 (a tie to float32)
+            assert abs(score - ours["score"]) < 1e-4, (text, rank, token, ours)
+            assert abs(score - probability[token]) < 1e-4, (text, rank, token)
+            assert token == ours["token_str"] or abs(ours["score"] - probability[token]) < 1e-4
 
 
 @pytest.mark.book
@@ -467,6 +476,85 @@ def test_typed_sentences_get_the_python_taggers_entities_in_the_page(browser, se
         for (_, _, score), entity in zip(spans, expected, strict=True):
             assert abs(score - entity["score"]) < 1e-4, (text, entity)
     assert errors(browser) == []
+
+
+# --- the English model in the page ------------------------------------------------------------
+# Its box runs the corpus's normalisation and BERT's WordPiece tokenizer in JavaScript
+# (mlmcourse/viz/in_page.js); they must give the ids the Rust `tokenizers` library gives.
+
+ENGLISH_TYPED = [
+    "The film received positive [MASK] from critics.",
+    "She moved to London in 1990, and [MASK] there for ten years.",
+    "During the war the [MASK] was sunk near the coast; its crew of 1,200 men [MASK] ashore.",
+]
+AWKWARD_TEXTS = [
+    "Café MÜLLER, naïve façade and İstanbul's ΟΔΟΣ",
+    "東京 and 北京 are cities\tin Asia\nwith \u200bzero\u0000width and \ufffd marks",
+    "x" * 120 + " is too long a word, " + "y" * 99 + " is not",
+    "glued[MASK]words and [MASK]. [mask] [UNK] <unk> [CLS]",
+    "“Smart quotes” — dashes – and… ellipses; 1,000.5% of $3 @-@ 4 ( a ) 'd",
+    "emoji 🙂 and Ω, ß, ﬁ ligature, ① and ½",
+]
+
+
+@pytest.fixture(scope="module")
+def shipped_english():
+    from mlmcourse.checkpoint import shipped_checkpoint
+    from mlmcourse.heads import load_checkpoint
+
+    return load_checkpoint(shipped_checkpoint("english"))
+
+
+@pytest.mark.book
+def test_typed_english_gets_the_python_english_models_top_5_in_the_page(
+    browser, server, shipped_english
+):
+    from mlmcourse.data.english import plain_text
+    from mlmcourse.tasks.fill_mask import fill_mask
+
+    model, tokenizer = shipped_english.model, shipped_english.tokenizer
+    box = open_live_box(browser, server, "english")
+    everything = tokenizer.vocab_size - 4  # fill_mask never proposes four specials
+    for text in ENGLISH_TYPED:
+        type_into(browser, box, text)
+        expected = fill_mask(model, tokenizer, plain_text(text), top_k=everything)
+        assert_same_top_5(shown_top_5(browser, box), expected, text)
+    assert errors(browser) == []
+
+
+def english_held_out_texts() -> list[str]:
+    """The held-out test articles as the model reads them, and as the release writes them (with
+    @-@, <unk> and spaced punctuation); none where the data cannot be had."""
+    from mlmcourse.data.english import _lines, english_texts
+    from mlmcourse.data.real import DownloadError
+
+    try:
+        raw = [line for line in _lines("wikitext2/tokenized-test")[:400] if line.strip()]
+        return english_texts("test") + raw
+    except DownloadError as error:
+        if REQUIRED:
+            raise
+        print(f"the held-out articles are not available here ({str(error)[:120]}...)")
+        return []
+
+
+@pytest.mark.book
+def test_the_pages_wordpiece_tokenizer_gives_the_librarys_ids(browser, server, shipped_english):
+    from mlmcourse.data.english import plain_text
+
+    tokenizer = shipped_english.tokenizer
+    open_live_box(browser, server, "english")
+    texts = english_held_out_texts() + AWKWARD_TEXTS
+    page_ids = browser.execute_async_script(
+        "var texts = arguments[0], done = arguments[arguments.length - 1];"
+        "window.mlmLiveModels['english.json'].then(meta => "
+        "done(texts.map(t => window.mlmLive.tokenize(meta, t))), e => done(String(e)));",
+        texts,
+    )
+    assert isinstance(page_ids, list), page_ids
+    for text, ids in zip(texts, page_ids, strict=True):
+        assert ids == tokenizer.encode(plain_text(text)).ids[1:-1], text
+    assert len(texts) > 1000 or not REQUIRED  # the held-out articles, not only the awkward ones
 
 
 @pytest.mark.book

@@ -122,3 +122,17 @@ def test_an_explorer_offers_the_widget_and_the_page_view():
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"] == view.to_html()
     assert "text/html" in view._repr_mimebundle_()  # a bare view displays both ways too
+
+
+def test_a_table_escapes_its_cells_and_refuses_a_ragged_row():
+    from mlmcourse.viz.html import table_html
+
+    markup = table_html(["text", "n"], [["a <b> & c", 1], ["[MASK]", 2.5]])
+    assert markup == (
+        "<table><tr><th>text</th><th>n</th></tr><tr><td>a &lt;b&gt; &amp; c</td><td>1</td></tr>"
+        "<tr><td>[MASK]</td><td>2.5</td></tr></table>"
+    )
+    with pytest.raises(
+        ValueError, match=r"every row needs 2 cells \(one per column\), got \[1, 2\]"
+    ):
+        table_html(["text", "n"], [["a"], ["b", 1]])
