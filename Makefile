@@ -5,7 +5,8 @@
 #   make book   build the book into _build/html, executing only the chapters whose cached
 #               outputs are stale (none right after `make chapters` or `make test`)
 # For a chapter's author: `make chapter NAME=masking` executes one chapter the way `make test`
-# does (and refreshes its outputs for the book); `make unit` runs the fast tests in minutes.
+# does (and refreshes its outputs for the book); `make unit` runs the fast tests in minutes;
+# `make quick` runs only what your change touches.
 # The browser tests need Debian's chromium and chromium-driver (.ci/run installs them).
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,7 +31,7 @@ PACKAGE_SOURCES := pyproject.toml README.md $(shell find mlmcourse -type f -not 
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 
 .PHONY: test book browser venv lint unit slow dist chapters chapter book-current book-from-chapters \
-	notebooks classroom benchmarks clean
+	notebooks classroom benchmarks clean quick
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,11 @@ venv: $(VENV)/.installed
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+# What differs from origin/main (or HEAD; BASE=<rev> for another), checked in minutes: lint of the
+# changed files, the fast tests that import them, the chapters they touch (scripts/quick.py).
+quick: venv
+	@$(call timed,quick,$(PY) scripts/quick.py)
 
 # The stages, each printing its time. After the fast tests, the slow tests and the chapters
 # (then the book and the browser) run side by side: each alone leaves a core idle while pip
