@@ -104,8 +104,13 @@ def scores(model, tokenizer, domain: str, limit: int | None) -> dict:
     english = held_out_scores(
         model, tokenizer, english_texts("test")[:limit], train_texts=english_texts("train")
     )
+    hidden = held_out_scores(
+        model, tokenizer, domain_texts(domain, "dev", limit), mask_replace_prob=1.0,
+        random_replace_prob=0.0, train_texts=domain_texts(domain, "train", limit),
+    )  # fmt: skip
     return {
         **{f"target_{k}": target[k] for k in SCORE_KEYS},
+        **{f"target_all_masked_{k}": hidden[k] for k in SCORE_KEYS},
         **{f"english_{k}": english[k] for k in SCORE_KEYS},
     }
 
@@ -214,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     summary = {
         f"{d}{'+replay' if r else ''}": mean_sd(
             [x for x in runs if (x["domain"], x["replay"]) == (d, r)],
-            [f"{p}_{k}" for p in ("target", "english") for k in SCORE_KEYS]
+            [f"{p}_{k}" for p in ("target", "target_all_masked", "english") for k in SCORE_KEYS]
             + (["sst2_accuracy", "sst2_auc"] if d == "reviews" else []),
         )
         for d in ("tweets", "reviews") for r in (False, True)

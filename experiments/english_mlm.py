@@ -104,9 +104,17 @@ def curve(history: dict, dev_unigram: dict) -> list[dict]:
 
 
 def scores(model, tokenizer, split: str, train: list[str]) -> dict:
-    """:func:`held_out_scores` on a split of the English corpus (the masks of the curve)."""
+    """:func:`held_out_scores` on a split of the English corpus: on BERT's 80/10/10 masks (the
+    curve's), and with every target behind ``[MASK]`` (``all_masked_*``: no kept token to copy)."""
     result = held_out_scores(model, tokenizer, english_texts(split), train_texts=train)
-    return {k: result[k] for k in (*SCORE_KEYS, "tokens")}
+    hidden = held_out_scores(
+        model, tokenizer, english_texts(split), train_texts=train, mask_replace_prob=1.0,
+        random_replace_prob=0.0,
+    )  # fmt: skip
+    return {
+        **{k: result[k] for k in (*SCORE_KEYS, "tokens")},
+        **{f"all_masked_{k}": hidden[k] for k in SCORE_KEYS},
+    }
 
 
 def long_results(directory: Path, train: list[str]) -> dict:
@@ -223,7 +231,11 @@ def main(argv: list[str] | None = None) -> None:
         "short": {
             "steps": args.steps,
             "runs": runs,
-            "summary": mean_sd(runs, [f"test_{k}" for k in SCORE_KEYS] + ["train_minutes"]),
+            "summary": mean_sd(
+                runs,
+                [f"test_{p}{k}" for p in ("", "all_masked_") for k in SCORE_KEYS]
+                + ["train_minutes"],
+            ),
         },
         "fills": fills(loaded.model, loaded.tokenizer, train),
     }

@@ -97,7 +97,7 @@ def fine_tune_classifier(
         raise ValueError("fine_tune_classifier needs at least one (text, label) example")
     check_example_labels([label for _, label in examples], model.num_labels)
     check_bool(freeze_word_embeddings, "freeze_word_embeddings")
-    model.bert.embeddings.word_embeddings.weight.requires_grad_(not freeze_word_embeddings)
+    model.bert.get_input_embeddings().weight.requires_grad_(not freeze_word_embeddings)
     max_length = min(
         check_positive_int(max_length, "max_length"), model.config.max_position_embeddings
     )

@@ -250,6 +250,8 @@ def held_out_scores(
     *,
     train_texts: Sequence[str],
     mlm_probability: float = 0.15,
+    mask_replace_prob: float = 0.8,
+    random_replace_prob: float = 0.1,
     seed: int = 1234,
     batch_size: int = 64,
 ) -> dict[str, float]:
@@ -257,12 +259,17 @@ def held_out_scores(
     same masks (its counts from ``train_texts``): the honest score of an MLM on real text.
 
     The texts are masked once (BERT's 80/10/10 at ``mlm_probability``, seeded by ``seed``), as
-    :func:`~mlmcourse.training.fixed_eval_batches` does during training. ``times_unigram`` is the
-    model's accuracy over the baseline's: near 1, the model has learnt word frequencies only.
+    :func:`~mlmcourse.training.fixed_eval_batches` does during training. There a tenth of the
+    targets keep their own token, which a model can learn to copy; ``mask_replace_prob=1.0,
+    random_replace_prob=0.0`` hides every target behind ``[MASK]`` instead (the plain
+    fill-in-the-blank score). ``times_unigram`` is the model's accuracy over the baseline's:
+    near 1, the model has learnt word frequencies only.
     """
     collator = MLMCollator(
         tokenizer,
         mlm_probability=mlm_probability,
+        mask_replace_prob=mask_replace_prob,
+        random_replace_prob=random_replace_prob,
         max_length=model.config.max_position_embeddings,
         seed=seed,
     )

@@ -162,6 +162,17 @@ def test_held_out_scores_put_the_model_beside_the_unigram_on_the_same_masks(
     assert scores["unigram_perplexity"] == unigram["perplexity"]
     assert scores["times_unigram"] == scores["accuracy"] / unigram["accuracy"] > 3  # it learnt
     assert held_out_scores(model, tokenizer, texts, train_texts=train, seed=8) != scores
+    hidden = held_out_scores(
+        model, tokenizer, texts, train_texts=train, seed=7, mask_replace_prob=1.0,
+        random_replace_prob=0.0,
+    )  # fmt: skip
+    collator = MLMCollator(
+        tokenizer, mask_replace_prob=1.0, random_replace_prob=0.0,
+        max_length=model.config.max_position_embeddings,
+    )  # fmt: skip
+    every_target_hidden = fixed_eval_batches(texts, collator, seed=7)
+    assert hidden["accuracy"] == evaluate(model, every_target_hidden)["accuracy"]
+    assert hidden["unigram_accuracy"] > 0 and hidden != scores
 
 
 def test_the_encoder_can_be_saved_and_loaded_alone(tmp_path):

@@ -70,7 +70,7 @@ def test_local_attention_is_really_exercised(tmp_path):
     ours, _ = load_modernbert(tmp_path)
     ids, mask = padded_batch()
     expected = theirs(input_ids=ids, attention_mask=mask).last_hidden_state
-    for layer in ours.encoder.layer:
+    for layer in ours.layers:
         layer.is_local = False
     got = ours(ids, mask).last_hidden_state
     assert (got - expected)[mask.bool()].abs().max() > 1e-3

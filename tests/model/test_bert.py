@@ -217,7 +217,7 @@ def test_dropout_only_in_training():
 
 def test_pre_layer_norm_model_trains():
     model = encoder_for(ModernConfig(**TINY, pre_layer_norm=True)).train()
-    assert "encoder.LayerNorm.weight" in dict(model.named_parameters())
+    assert "final_norm.weight" in dict(model.named_parameters())
     input_ids, attention_mask, token_type_ids = padded_batch()
     out = model(input_ids, attention_mask, token_type_ids, output_hidden_states=True)
     assert torch.equal(out.hidden_states[-1], out.last_hidden_state)
@@ -225,11 +225,11 @@ def test_pre_layer_norm_model_trains():
     grads = {n: p.grad for n, p in model.named_parameters()}
     assert all(g is not None for g in grads.values())
     # the [PAD] embedding row never learns
-    assert grads["embeddings.word_embeddings.weight"][0].abs().max() == 0
+    assert grads["embeddings.tok_embeddings.weight"][0].abs().max() == 0
     # one final LayerNorm more, and none before the first layer's attention (the embeddings'
     # LayerNorm has just normalised its input): as many parameters as post-LN
     post = tiny_model()
-    assert "encoder.layer.0.attention.output.LayerNorm.weight" not in dict(model.named_parameters())
+    assert "layers.0.attn_norm.weight" not in dict(model.named_parameters())
     assert model.num_parameters() == post.num_parameters()
 
 

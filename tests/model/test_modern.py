@@ -133,17 +133,51 @@ def test_each_switch_trains_and_keeps_padding_exact(switches):
     assert torch.allclose(out[1, :6], alone, atol=1e-5)  # padding changes nothing
 
 
+def as_modern(config: EncoderConfig) -> ModernConfig:
+    return ModernConfig.from_dict(config.to_dict())
+
+
+def test_with_every_switch_off_the_modern_encoder_is_bert():
+    """BERT's weights under ModernBERT's names give BERT's vectors: the same blocks, in the same
+    order (post-LN, learned positions, GELU, LayerNorm with bias), only named otherwise."""
+    torch.manual_seed(0)
+    bert = BertModel(tiny_encoder_config()).eval()
+    modern = ModernBertModel(as_modern(tiny_encoder_config())).eval()
+    theirs = bert.state_dict()
+    ours = {"embeddings.tok_embeddings.weight": theirs["embeddings.word_embeddings.weight"]}
+    for name in ("position_embeddings.weight", "token_type_embeddings.weight"):
+        ours[f"embeddings.{name}"] = theirs[f"embeddings.{name}"]
+    for kind in ("weight", "bias"):
+        ours[f"embeddings.norm.{kind}"] = theirs[f"embeddings.LayerNorm.{kind}"]
+        for i in range(len(bert.encoder.layer)):
+            b, m = f"encoder.layer.{i}.", f"layers.{i}."
+            qkv = [theirs[f"{b}attention.self.{p}.{kind}"] for p in ("query", "key", "value")]
+            ours[f"{m}attn.Wqkv.{kind}"] = torch.cat(qkv)
+            ours[f"{m}attn.Wo.{kind}"] = theirs[f"{b}attention.output.dense.{kind}"]
+            ours[f"{m}attn_norm.{kind}"] = theirs[f"{b}attention.output.LayerNorm.{kind}"]
+            ours[f"{m}mlp.Wi.{kind}"] = theirs[f"{b}intermediate.dense.{kind}"]
+            ours[f"{m}mlp.Wo.{kind}"] = theirs[f"{b}output.dense.{kind}"]
+            ours[f"{m}mlp_norm.{kind}"] = theirs[f"{b}output.LayerNorm.{kind}"]
+    modern.load_state_dict(ours)
+    ids = torch.randint(1, 60, (2, 9))
+    mask = torch.ones_like(ids)
+    mask[1, 6:] = 0
+    expected = bert(ids, mask).last_hidden_state
+    torch.testing.assert_close(modern(ids, mask).last_hidden_state, expected)
+
+
 def test_switches_change_the_parameters_as_expected():
-    bert = BertModel(tiny_encoder_config()).state_dict()
+    absolute = ModernBertModel(as_modern(tiny_encoder_config())).state_dict()
     rotary = encoder_for(tiny_encoder_config(position_embedding_type="rotary")).state_dict()
     assert "embeddings.position_embeddings.weight" not in rotary
-    assert set(bert) - set(rotary) == {"embeddings.position_embeddings.weight"}
+    assert set(absolute) - set(rotary) == {"embeddings.position_embeddings.weight"}
     glu = encoder_for(tiny_encoder_config(ffn_type="swiglu")).state_dict()
-    assert glu["encoder.layer.0.intermediate.dense.weight"].shape == (2 * 64, 32)
+    assert glu["layers.0.mlp.Wi.weight"].shape == (2 * 64, 32)
+    assert glu["layers.0.mlp.Wo.weight"].shape == (32, 64)
     no_bias = encoder_for(tiny_encoder_config(bias=False)).state_dict()
     assert not any(name.endswith(".bias") for name in no_bias)
     rms = encoder_for(tiny_encoder_config(norm_type="rmsnorm")).state_dict()
-    assert "embeddings.LayerNorm.weight" in rms and "embeddings.LayerNorm.bias" not in rms
+    assert "embeddings.norm.weight" in rms and "embeddings.norm.bias" not in rms
 
 
 def test_local_layers_see_only_their_window():
@@ -154,13 +188,13 @@ def test_local_layers_see_only_their_window():
     one_local_layer = ModernBertModel(
         dataclasses.replace(config, global_attn_every_n_layers=2)
     ).eval()
-    one_local_layer.encoder.layer[0].is_local = True  # make the only layer local
+    one_local_layer.layers[0].is_local = True  # make the only layer local
     ids = torch.randint(1, 60, (1, 12))
     changed = ids.clone()
     changed[0, 11] = (ids[0, 11] % 59) + 1  # a token 11 positions away from the first
     first = one_local_layer(ids).last_hidden_state[0, 0]
     assert torch.allclose(first, one_local_layer(changed).last_hidden_state[0, 0], atol=1e-6)
-    one_local_layer.encoder.layer[0].is_local = False  # global: the first token sees it
+    one_local_layer.layers[0].is_local = False  # global: the first token sees it
     assert not torch.allclose(
         one_local_layer(ids).last_hidden_state[0, 0],
         one_local_layer(changed).last_hidden_state[0, 0],

@@ -117,14 +117,14 @@ def test_training_attention_drops_the_probabilities_with_the_cheaper_mask():
     q, k, v = torch.randn(3, 2, attention.num_attention_heads, 5, attention.attention_head_size)
     bias = torch.zeros(2, 1, 5, 5).masked_fill_(torch.rand(2, 1, 5, 5) < 0.3, -1e9)
     torch.manual_seed(7)
-    context, probs = attention.attend(q, k, v, bias, False, False)
+    context, probs = attention.attend(q, k, v, bias)
     torch.manual_seed(7)
     weights = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + bias).softmax(-1)
     keep = keep_mask(weights.shape, 0.3, weights.device)
     assert probs is None
     assert torch.allclose(context, (weights * keep / keep_probability(0.3)) @ v, atol=1e-6)
     model.eval()  # evaluation: no dropout, torch's fused kernel, equal to the formula
-    context, _ = attention.attend(q, k, v, bias, False, False)
+    context, _ = attention.attend(q, k, v, bias)
     assert torch.allclose(context, weights @ v, atol=1e-5)
 
 
