@@ -205,7 +205,7 @@ def run(plan_: dict[str, dict[str, str]], python: str) -> int:
     if plan_["chapters"]:
         books = [f"book/{c}.md" for c in sorted(plan_["chapters"])]
         steps.append([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval-lax",
-                      "-n", str(min(2, len(books))), *books])  # fmt: skip
+                      "--nbval-current-env", "-n", str(min(2, len(books))), *books])  # fmt: skip
     env = {**os.environ, "MLMCOURSE_STRICT_EXERCISES": "1"}
     for step in steps:
         print("+", " ".join(step[1:]), flush=True)

@@ -233,7 +233,7 @@ def _architecture_name(model: nn.Module) -> str:
     """The class ``config.json`` names: the model's, or for an encoder its kind (BERT's encoder
     on the speed path is still a ``BertModel``: the same weights, a faster forward)."""
     if isinstance(model, BertModel):
-        return "ModernBertModel" if isinstance(model.config, ModernConfig) else "BertModel"
+        return "BertModel"
     return type(model).__name__
 
 

@@ -76,7 +76,7 @@ def model_from_config(config: Mapping[str, Any], source: str = CONFIG_NAME) -> n
         )
     encoder = encoder_config(config, source)
     keys = {k: config[k] for k in HEAD_KEYS if k in config}
-    if issubclass(cls, BertModel):  # an encoder alone: BERT's or the modern one, as configured
+    if cls in (BertModel, ModernBertModel):  # an encoder alone: BERT's or the modern one
         refuse_head_keys(keys, source)
         return encoder_for(encoder)
     return cls.from_head_config(encoder, keys, source)

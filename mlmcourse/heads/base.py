@@ -18,7 +18,7 @@ from torch import nn
 
 from mlmcourse.checkpoint import load_encoder
 from mlmcourse.checkpoint.weights import BENIGN_KEYS, load_state_strict, split_encoder_state
-from mlmcourse.model import BertModel, EncoderConfig, EncoderOutput
+from mlmcourse.model import BertModel, EncoderConfig, EncoderOutput, ModernBertModel
 from mlmcourse.utils.checks import ConfigError, check_int
 
 __all__ = [
@@ -48,7 +48,7 @@ def encoder_state(
     """
     if isinstance(encoder, nn.Module):
         encoder = getattr(encoder, "bert", encoder)
-        if not isinstance(encoder, BertModel):
+        if not isinstance(encoder, BertModel | ModernBertModel):
             raise TypeError(
                 f"expected a BertModel (or a model with .bert), got {type(encoder).__name__}"
             )

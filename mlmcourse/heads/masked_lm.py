@@ -14,6 +14,7 @@ Using it to fill in blanks is :mod:`mlmcourse.tasks.fill_mask`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -26,6 +27,7 @@ from mlmcourse.heads.base import (
     load_encoder_state,
 )
 from mlmcourse.model import EncoderConfig, encoder_for
+from mlmcourse.model.bert import init_weights
 from mlmcourse.model.config import ACTIVATIONS
 from mlmcourse.utils.labels import IGNORE_INDEX
 
@@ -119,10 +121,10 @@ class BertForMaskedLM(EncoderHead):
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         self.bert = encoder_for(config)
-        self.cls = BertOnlyMLMHead(config, self.bert.embeddings.word_embeddings)
+        self.cls = BertOnlyMLMHead(config, self.bert.get_input_embeddings())
         # BERT's initialisation for the head's transform; the decoder is the (already
         # initialised) embedding matrix and the output bias starts at zero.
-        self.cls.predictions.transform.apply(self.bert._init_weights)
+        self.cls.predictions.transform.apply(partial(init_weights, std=config.initializer_range))
 
     @classmethod
     def from_encoder(cls, encoder: nn.Module) -> BertForMaskedLM:

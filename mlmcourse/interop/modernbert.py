@@ -4,19 +4,21 @@ ModernBERT (Warner et al., 2024) is BERT's encoder with the changes of :mod:`mlm
 rotary positions (theta 160,000 in global layers, 10,000 in local ones), GeGLU, pre-LayerNorm
 without biases, no biases in projections, no segment embeddings, and local attention (a window
 of 128 tokens) in two layers of every three. Its ``config.json`` maps onto
-:class:`~mlmcourse.model.EncoderConfig`, and its weights onto our names:
+:class:`~mlmcourse.model.ModernConfig`, and its weights load under their own names, which our
+modern encoder uses too. What each one is:
 
 =====================================  ===============================================
-ModernBERT                             ours
+ModernBERT's name (and ours)           role
 =====================================  ===============================================
-``embeddings.tok_embeddings``          ``embeddings.word_embeddings``
-``embeddings.norm``                    ``embeddings.LayerNorm``
-``layers.i.attn_norm`` (i > 0)         ``encoder.layer.i.attention.output.LayerNorm``
-``layers.i.attn.Wqkv`` (3H rows)       ``...attention.self.query`` / ``key`` / ``value``
-``layers.i.attn.Wo``                   ``...attention.output.dense``
-``layers.i.mlp_norm``                  ``encoder.layer.i.output.LayerNorm``
-``layers.i.mlp.Wi`` / ``mlp.Wo``       ``...intermediate.dense`` / ``...output.dense``
-``final_norm``                         ``encoder.LayerNorm``
+``embeddings.tok_embeddings``          the token vectors (BERT's ``word_embeddings``)
+``embeddings.norm``                    the norm of the embeddings
+``layers.i.attn_norm`` (i > 0)         the norm before attention (W_Q, W_K, W_V's input)
+``layers.i.attn.Wqkv`` (3H rows)       W_Q, W_K and W_V, stacked (all heads' queries first)
+``layers.i.attn.Wo``                   W_O, the heads back to H
+``layers.i.mlp_norm``                  the norm before the feed-forward block
+``layers.i.mlp.Wi`` (2I rows)          W_1, up: GeGLU's values, then its gates
+``layers.i.mlp.Wo``                    W_2, back down to H
+``final_norm``                         the norm after the last layer
 =====================================  ===============================================
 
 A checkpoint with a head (``ModernBertForMaskedLM``) prefixes these with ``model.``; the head's
@@ -25,7 +27,6 @@ own weights (``head.*``, ``decoder.*``) are not part of the encoder and are left
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,18 +42,6 @@ from mlmcourse.utils.checks import read_json
 __all__ = ["config_from_modernbert", "encoder_state_from_modernbert", "load_modernbert"]
 
 _ACTIVATION_TO_FFN = {"gelu": "geglu", "silu": "swiglu", "swish": "swiglu"}
-
-_RENAMES = [  # (ModernBERT's name, ours), for every weight but Wqkv
-    (r"embeddings\.tok_embeddings\.", "embeddings.word_embeddings."),
-    (r"embeddings\.norm\.", "embeddings.LayerNorm."),
-    (r"layers\.(\d+)\.attn_norm\.", r"encoder.layer.\1.attention.output.LayerNorm."),
-    (r"layers\.(\d+)\.attn\.Wo\.", r"encoder.layer.\1.attention.output.dense."),
-    (r"layers\.(\d+)\.mlp_norm\.", r"encoder.layer.\1.output.LayerNorm."),
-    (r"layers\.(\d+)\.mlp\.Wi\.", r"encoder.layer.\1.intermediate.dense."),
-    (r"layers\.(\d+)\.mlp\.Wo\.", r"encoder.layer.\1.output.dense."),
-    (r"final_norm\.", "encoder.LayerNorm."),
-]
-
 
 def _global_every(layer_types: list[str]) -> int:
     """ModernBERT's layer pattern as ``global_attn_every_n_layers``; other patterns are refused."""
@@ -121,24 +110,11 @@ def config_from_modernbert(hf_config: Mapping[str, Any]) -> ModernConfig:
 
 
 def encoder_state_from_modernbert(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """ModernBERT's encoder weights under our names (see the table above); head weights dropped."""
-    ours: dict[str, torch.Tensor] = {}
-    for name, tensor in state.items():
-        name = name.removeprefix("model.")
-        if name.startswith(("head.", "decoder.", "classifier.")):
-            continue  # a head's weights, not the encoder's
-        qkv = re.fullmatch(r"layers\.(\d+)\.attn\.Wqkv\.(weight|bias)", name)
-        if qkv:  # rows: all heads' queries, then keys, then values
-            layer, kind = qkv.groups()
-            for part, chunk in zip(("query", "key", "value"), tensor.chunk(3), strict=True):
-                ours[f"encoder.layer.{layer}.attention.self.{part}.{kind}"] = chunk.clone()
-            continue
-        for pattern, replacement in _RENAMES:
-            if re.match(pattern, name):
-                name = re.sub(pattern, replacement, name, count=1)
-                break
-        ours[name] = tensor
-    return ours
+    """ModernBERT's encoder weights, as our modern encoder names them (the same names, without
+    a head checkpoint's ``model.`` prefix); a head's weights are dropped."""
+    head = ("head.", "decoder.", "classifier.")
+    stripped = {name.removeprefix("model."): tensor for name, tensor in state.items()}
+    return {name: tensor for name, tensor in stripped.items() if not name.startswith(head)}
 
 
 def load_modernbert(

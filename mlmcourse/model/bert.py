@@ -33,11 +33,15 @@ __all__ = [
     "BertPooler",
     "BertSelfAttention",
     "BertSelfOutput",
+    "attention",
     "attention_allowed",
     "attention_bias",
     "check_input_shape",
     "eager_attention",
+    "init_weights",
     "mean_pooling",
+    "merge_heads",
+    "split_heads",
 ]
 
 
@@ -94,6 +98,38 @@ def eager_attention(
     probs = scores.softmax(dim=-1)  # (B, h, T, T)
     context = F.dropout(probs, p=dropout_p) @ value if dropout_p > 0 else probs @ value
     return context, probs  # (B, h, T, d), (B, h, T, T)
+
+
+def attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    *,
+    is_causal: bool = False,
+    output_attentions: bool = False,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``softmax(Q K^T / sqrt(d) + bias) V`` in every head: one fused kernel (SDPA), or
+    :func:`eager_attention` when the probabilities are asked for (SDPA never forms them)."""
+    if output_attentions:
+        return eager_attention(query, key, value, bias, is_causal=is_causal, dropout_p=dropout_p)
+    context = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=bias, dropout_p=dropout_p, is_causal=is_causal
+    )
+    return context, None
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B, T, H) -> (B, T, h, d) -> (B, h, T, d): a view, no copy."""
+    batch, seq_len, hidden = x.shape
+    return x.view(batch, seq_len, num_heads, hidden // num_heads).transpose(1, 2)
+
+
+def merge_heads(context: torch.Tensor) -> torch.Tensor:
+    """(B, h, T, d) -> (B, T, h, d) -> (B, T, H): the heads side by side again."""
+    batch, _, seq_len, _ = context.shape
+    return context.transpose(1, 2).reshape(batch, seq_len, -1)
 
 
 # ------------------------------------------------------------------------------ embeddings
@@ -161,20 +197,12 @@ class BertSelfAttention(nn.Module):
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         query, key, value = project_qkv(hidden_states, self).chunk(3, dim=-1)  # (B, T, H)
-        query, key, value = (self.split_heads(x) for x in (query, key, value))  # (B, h, T, d)
-        context, probs = self.attend(query, key, value, bias, is_causal, output_attentions)
-        return self.merge_heads(context), probs  # (B, T, H), (B, h, T, T) or None
-
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, T, H) -> (B, T, h, d) -> (B, h, T, d): a view, no copy."""
-        batch, seq_len, _ = x.shape
-        heads = (batch, seq_len, self.num_attention_heads, self.attention_head_size)
-        return x.view(heads).transpose(1, 2)
-
-    def merge_heads(self, context: torch.Tensor) -> torch.Tensor:
-        """(B, h, T, d) -> (B, T, h, d) -> (B, T, H): the heads side by side again."""
-        batch, _, seq_len, _ = context.shape
-        return context.transpose(1, 2).reshape(batch, seq_len, -1)
+        heads = self.num_attention_heads
+        query, key, value = (split_heads(x, heads) for x in (query, key, value))  # (B, h, T, d)
+        context, probs = self.attend(
+            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions
+        )
+        return merge_heads(context), probs  # (B, T, H), (B, h, T, T) or None
 
     def attend(
         self,
@@ -182,20 +210,16 @@ class BertSelfAttention(nn.Module):
         key: torch.Tensor,
         value: torch.Tensor,
         bias: torch.Tensor | None,
-        is_causal: bool,
-        output_attentions: bool,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``softmax(Q K^T / sqrt(d) + bias) V`` in every head: one fused kernel (SDPA), or
-        :func:`eager_attention` when the probabilities are asked for (SDPA never forms them)."""
+        """:func:`attention` with this layer's dropout on the probabilities while training."""
         dropout_p = self.dropout_prob if self.training else 0.0
-        if output_attentions:
-            return eager_attention(
-                query, key, value, bias, is_causal=is_causal, dropout_p=dropout_p
-            )
-        context = F.scaled_dot_product_attention(
-            query, key, value, attn_mask=bias, dropout_p=dropout_p, is_causal=is_causal
-        )
-        return context, None
+        return attention(
+            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions,
+            dropout_p=dropout_p,
+        )  # fmt: skip
 
 
 class BertSelfOutput(nn.Module):
@@ -366,19 +390,11 @@ class BertModel(nn.Module):
         self.apply(self._init_weights)
 
     def _init_weights(self, module: nn.Module) -> None:
-        """BERT's initialisation: N(0, initializer_range) weights, zero biases, unit norms."""
-        std = self.config.initializer_range
-        if isinstance(module, nn.Linear | nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
-        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
-            with torch.no_grad():  # the [PAD] vector starts (and stays) at zero
-                module.weight[module.padding_idx].zero_()
-        if isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
+        init_weights(module, std=self.config.initializer_range)
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        """The token vectors (an MLM head's decoder shares them)."""
+        return self.embeddings.word_embeddings
 
     def forward(
         self,
@@ -407,6 +423,21 @@ class BertModel(nn.Module):
     def num_parameters(self) -> int:
         """How many numbers the model learns (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters())
+
+
+def init_weights(module: nn.Module, *, std: float) -> None:
+    """BERT's initialisation of one module: N(0, std) weights, zero biases, unit norms."""
+    if isinstance(module, nn.Linear | nn.Embedding):
+        nn.init.normal_(module.weight, mean=0.0, std=std)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+    if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+        with torch.no_grad():  # the [PAD] vector starts (and stays) at zero
+            module.weight[module.padding_idx].zero_()
+    if isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
 
 
 def mean_pooling(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -3,8 +3,9 @@
 ModernBERT, NeoBERT, MosaicBERT and the cramming study keep BERT's masked-LM objective and
 change the architecture. :class:`ModernConfig` adds each change to BERT's config as a switch,
 off by default, so that one change at a time can be measured (the modern encoder chapter's
-ablation), and :class:`ModernBertModel` builds the encoder they describe from the modules of
-:mod:`mlmcourse.model.bert`, with the same parameter names:
+ablation), and :class:`ModernBertModel` builds the encoder they describe from its own layer,
+:class:`ModernLayer`, with ModernBERT's names (``Wqkv``, ``attn_norm``, ``mlp.Wi``...), on
+BERT's attention (:func:`mlmcourse.model.bert.attention`) and initialisation:
 
 - ``position_embedding_type="rotary"``: no learned position vectors; queries and keys are
   rotated by an angle proportional to their position (:func:`apply_rotary`), so attention
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import torch
@@ -34,15 +36,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.model.bert import (
-    BertAttention,
     BertModel,
     BertPooler,
-    BertSelfAttention,
-    BertSelfOutput,
+    attention,
     attention_allowed,
     attention_bias,
     check_input_shape,
-    project_qkv,
+    init_weights,
+    merge_heads,
+    split_heads,
 )
 from mlmcourse.model.config import ACTIVATIONS, EncoderConfig, EncoderOutput, _positive
 from mlmcourse.utils.checks import ConfigError, check_bool, check_choice, check_int
@@ -246,144 +248,116 @@ def encoder_for(config: EncoderConfig, *, add_pooling_layer: bool = False) -> Be
 
 
 # ------------------------------------------------------------------------------- modules
+# The modules take ModernBERT's own names (``tok_embeddings``, ``Wqkv``, ``Wo``, ``attn_norm``,
+# ``mlp.Wi``, ``final_norm``), so its checkpoints load as they are
+# (:mod:`mlmcourse.interop.modernbert`); BERT's learned positions and segments keep BERT's names.
 def make_norm(config: ModernConfig) -> nn.Module:
-    """The config's normalisation: BERT's LayerNorm, one without bias, or RMSNorm. Whatever it
-    is, the module keeps BERT's attribute name ``LayerNorm`` (the checkpoints' names)."""
+    """The config's normalisation: BERT's LayerNorm, one without bias, or RMSNorm."""
     if config.norm_type == "rmsnorm":
         return RMSNorm(config.hidden_size, eps=config.layer_norm_eps)
     return nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps, bias=config.bias)
 
 
 class ModernEmbeddings(nn.Module):
-    """BERT's embeddings, less the position vectors (with rotary positions) and the segment
-    vectors (with ``type_vocab_size=0``), normalised by the config's norm."""
+    """Token vectors (``tok_embeddings``), plus BERT's learned positions unless they are
+    rotary and its segment vectors unless ``type_vocab_size=0``; then ``norm`` and dropout."""
 
     def __init__(self, config: ModernConfig) -> None:
         super().__init__()
         hidden = config.hidden_size
-        self.word_embeddings = nn.Embedding(config.vocab_size, hidden, config.pad_token_id)
+        self.tok_embeddings = nn.Embedding(config.vocab_size, hidden, config.pad_token_id)
         self.position_embeddings = None
         if config.position_embedding_type == "absolute":
             self.position_embeddings = nn.Embedding(config.max_position_embeddings, hidden)
         self.token_type_embeddings = None
         if config.type_vocab_size:
             self.token_type_embeddings = nn.Embedding(config.type_vocab_size, hidden)
-        self.LayerNorm = make_norm(config)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.norm = make_norm(config)
+        self.drop = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(
         self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
     ) -> torch.Tensor:
-        embeddings = self.word_embeddings(input_ids)  # (B, T, H)
+        embeddings = self.tok_embeddings(input_ids)  # (B, T, H)
         if self.position_embeddings is not None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device)
             embeddings = embeddings + self.position_embeddings(positions)
         if self.token_type_embeddings is not None:
             segments = torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids
             embeddings = embeddings + self.token_type_embeddings(segments)
-        return self.dropout(self.LayerNorm(embeddings))  # (B, T, H)
+        return self.drop(self.norm(embeddings))  # (B, T, H)
 
 
-class ModernSelfAttention(BertSelfAttention):
-    """BERT's attention, with queries and keys turned by their positions (rotary), and
-    projections without biases when the config has none."""
-
-    def __init__(self, config: ModernConfig) -> None:
-        super().__init__(config)
-        for name in ("query", "key", "value"):
-            setattr(self, name, nn.Linear(config.hidden_size, config.hidden_size, config.bias))
-
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        bias: torch.Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        output_attentions: bool = False,
-        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        query, key, value = project_qkv(hidden_states, self).chunk(3, dim=-1)  # (B, T, H)
-        query, key, value = (self.split_heads(x) for x in (query, key, value))  # (B, h, T, d)
-        if rotary is not None:  # turn queries and keys by their positions' angles
-            query, key = apply_rotary(query, key, *rotary)
-        context, probs = self.attend(query, key, value, bias, is_causal, output_attentions)
-        return self.merge_heads(context), probs
-
-
-class ModernSelfOutput(BertSelfOutput):
-    """Project back to H, dropout, add the residual; normalise here only when post-LN."""
-
-    def __init__(self, config: ModernConfig, in_features: int | None = None) -> None:
-        super().__init__(config, in_features)
-        self.dense = nn.Linear(in_features or config.hidden_size, config.hidden_size, config.bias)
-        self.LayerNorm = make_norm(config)
-        self.pre_layer_norm = config.pre_layer_norm
-
-    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
-        hidden_states = self.dropout(self.dense(hidden_states)) + input_tensor  # (B, T, H)
-        return hidden_states if self.pre_layer_norm else self.LayerNorm(hidden_states)
-
-
-class ModernAttention(BertAttention):
-    """The attention block; pre-LN normalises its input with the block's own norm."""
+class ModernAttention(nn.Module):
+    """Self-attention: queries, keys and values from one projection (``Wqkv``), queries and keys
+    turned by their positions (rotary), BERT's attention in every head, ``Wo`` back to H."""
 
     def __init__(self, config: ModernConfig) -> None:
-        super().__init__(config)
-        self.self = ModernSelfAttention(config)
-        self.output = ModernSelfOutput(config)
-        self.pre_layer_norm = config.pre_layer_norm
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.Wqkv = nn.Linear(config.hidden_size, 3 * config.hidden_size, bias=config.bias)
+        self.Wo = nn.Linear(config.hidden_size, config.hidden_size, bias=config.bias)
+        self.dropout_prob = config.attention_probs_dropout_prob
+        self.out_drop = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states, bias=None, *, is_causal=False, output_attentions=False,
                 rotary=None):  # fmt: skip
-        normed = self.output.LayerNorm(hidden_states) if self.pre_layer_norm else hidden_states
-        context, probs = self.self(
-            normed, bias, is_causal=is_causal, output_attentions=output_attentions, rotary=rotary
-        )
-        return self.output(context, hidden_states), probs
+        heads = self.num_attention_heads
+        qkv = self.Wqkv(hidden_states).chunk(3, dim=-1)  # 3 x (B, T, H)
+        query, key, value = (split_heads(x, heads) for x in qkv)  # (B, h, T, d)
+        if rotary is not None:  # turn queries and keys by their positions' angles
+            query, key = apply_rotary(query, key, *rotary)
+        context, probs = attention(
+            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions,
+            dropout_p=self.dropout_prob if self.training else 0.0,
+        )  # fmt: skip
+        return self.out_drop(self.Wo(merge_heads(context))), probs  # (B, T, H)
 
 
-class ModernIntermediate(nn.Module):
-    """The feed-forward expansion: BERT's ``act(x W)``, or a gated block twice as wide whose
-    second half gates the first (:func:`gated_activation`)."""
+class ModernMLP(nn.Module):
+    """The feed-forward block: ``Wi`` up to the intermediate width (twice as wide when gated,
+    :func:`gated_activation`), the activation, ``Wo`` back down, dropout."""
 
     def __init__(self, config: ModernConfig) -> None:
         super().__init__()
         self.ffn_type = config.ffn_type
         width = config.intermediate_size * (1 if config.ffn_type == "mlp" else 2)
-        self.dense = nn.Linear(config.hidden_size, width, bias=config.bias)
-        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]
+        self.Wi = nn.Linear(config.hidden_size, width, bias=config.bias)
+        self.act = ACTIVATIONS[config.hidden_act]
+        self.Wo = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.bias)
+        self.drop = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        if self.ffn_type == "mlp":
-            return self.intermediate_act_fn(self.dense(hidden_states))  # (B, T, I)
-        return gated_activation(self.dense(hidden_states), self.ffn_type)  # (B, T, I)
+        up = self.Wi(hidden_states)  # (B, T, I) or (B, T, 2I)
+        up = self.act(up) if self.ffn_type == "mlp" else gated_activation(up, self.ffn_type)
+        return self.drop(self.Wo(up))  # (B, T, H)
 
 
 class ModernLayer(nn.Module):
-    """One layer: the attention block, then the feed-forward block, each normalised before
-    (pre-LN) or after (post-LN). With pre-LN the first layer's input is the embeddings' output,
-    already normalised, so it is not normalised again (as in ModernBERT)."""
+    """One layer: attention and feed-forward blocks, each with its norm (``attn_norm``,
+    ``mlp_norm``). Pre-LN normalises each block's input and adds its output to the stream
+    (the first layer's input, the embeddings', is normalised already: no ``attn_norm``, as in
+    ModernBERT); post-LN, BERT's order, normalises each block's sum with its input."""
 
     def __init__(self, config: ModernConfig, index: int) -> None:
         super().__init__()
-        self.attention = ModernAttention(config)
-        if config.pre_layer_norm and index == 0:
-            self.attention.output.LayerNorm = nn.Identity()
-        self.intermediate = ModernIntermediate(config)
-        self.output = ModernSelfOutput(config, in_features=config.intermediate_size)
+        first_pre_ln = config.pre_layer_norm and index == 0
+        self.attn_norm = nn.Identity() if first_pre_ln else make_norm(config)
+        self.attn = ModernAttention(config)
+        self.mlp_norm = make_norm(config)
+        self.mlp = ModernMLP(config)
         self.pre_layer_norm = config.pre_layer_norm
         self.is_local = config.is_local_layer(index)
 
-    def forward(self, hidden_states, bias=None, *, is_causal=False, output_attentions=False,
-                rotary=None):  # fmt: skip
-        attention_output, probs = self.attention(
-            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
-            rotary=rotary,
-        )  # fmt: skip
-        normed = (
-            self.output.LayerNorm(attention_output) if self.pre_layer_norm else attention_output
-        )
-        return self.output(self.intermediate(normed), attention_output), probs
+    def forward(self, x, bias=None, *, is_causal=False, output_attentions=False, rotary=None):
+        kwargs = dict(is_causal=is_causal, output_attentions=output_attentions, rotary=rotary)
+        if self.pre_layer_norm:
+            attended, probs = self.attn(self.attn_norm(x), bias, **kwargs)
+            x = x + attended  # (B, T, H)
+            return x + self.mlp(self.mlp_norm(x)), probs
+        attended, probs = self.attn(x, bias, **kwargs)
+        x = self.attn_norm(x + attended)  # (B, T, H)
+        return self.mlp_norm(x + self.mlp(x)), probs
 
 
 class LocalAttention(NamedTuple):
@@ -393,54 +367,27 @@ class LocalAttention(NamedTuple):
     rotary: tuple[torch.Tensor, torch.Tensor] | None  # (cos, sin) at local_rope_theta
 
 
-class ModernEncoder(nn.Module):
-    """The stack, each layer global or local; pre-LN adds a final norm."""
-
-    def __init__(self, config: ModernConfig) -> None:
-        super().__init__()
-        self.layer = nn.ModuleList(ModernLayer(config, i) for i in range(config.num_hidden_layers))
-        if config.pre_layer_norm:  # pre-LN leaves the residual stream unnormalised: fix the end
-            self.LayerNorm = make_norm(config)
-
-    def forward(self, hidden_states, bias, *, is_causal, output_attentions, output_hidden_states,
-                rotary, local):  # fmt: skip
-        all_hidden = [hidden_states] if output_hidden_states else None
-        all_attentions = [] if output_attentions else None
-        for layer in self.layer:
-            layer_bias, layer_rotary = (
-                (local.bias, local.rotary) if layer.is_local else (bias, rotary)
-            )
-            hidden_states, probs = layer(
-                hidden_states, layer_bias, is_causal=is_causal and layer_bias is None,
-                output_attentions=output_attentions, rotary=layer_rotary,
-            )  # fmt: skip
-            if all_hidden is not None:
-                all_hidden.append(hidden_states)
-            if all_attentions is not None:
-                all_attentions.append(probs)
-        if hasattr(self, "LayerNorm"):
-            hidden_states = self.LayerNorm(hidden_states)
-            if all_hidden is not None:
-                all_hidden[-1] = hidden_states
-        return EncoderOutput(
-            last_hidden_state=hidden_states,
-            hidden_states=tuple(all_hidden) if all_hidden is not None else None,
-            attentions=tuple(all_attentions) if all_attentions is not None else None,
-        )
-
-
-class ModernBertModel(BertModel):
-    """The modern encoder: :class:`ModernConfig`'s switches on BERT's structure and names."""
+class ModernBertModel(nn.Module):
+    """The modern encoder: embeddings, the layers (each global or local), and with pre-LN a
+    final norm (pre-LN leaves the residual stream unnormalised); BERT's pooler if asked."""
 
     def __init__(self, config: ModernConfig, *, add_pooling_layer: bool = False) -> None:
-        nn.Module.__init__(self)  # BERT's own modules are not built, these are
+        super().__init__()
         if not isinstance(config, ModernConfig):
             raise TypeError(f"ModernBertModel needs a ModernConfig, got {type(config).__name__}")
         self.config = config
         self.embeddings = ModernEmbeddings(config)
-        self.encoder = ModernEncoder(config)
+        self.layers = nn.ModuleList(ModernLayer(config, i) for i in range(config.num_hidden_layers))
+        self.final_norm = make_norm(config) if config.pre_layer_norm else None
         self.pooler = BertPooler(config) if add_pooling_layer else None
-        self.apply(self._init_weights)
+        self.apply(partial(init_weights, std=config.initializer_range))
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings.tok_embeddings
+
+    def num_parameters(self) -> int:
+        """How many numbers the model learns (tied weights counted once)."""
+        return sum(p.numel() for p in self.parameters())
 
     def forward(
         self,
@@ -452,30 +399,48 @@ class ModernBertModel(BertModel):
         output_hidden_states: bool = False,
     ) -> EncoderOutput:
         check_input_shape(input_ids, self.config)
-        config = self.config
         hidden_states = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
-        if attention_mask is None and config.local_attention:
-            attention_mask = torch.ones_like(input_ids)
-        bias = local = None
-        if attention_mask is not None:  # padding (and causality), as in BERT
-            allowed = attention_allowed(attention_mask, is_causal=config.is_causal)
-            bias = attention_bias(allowed, hidden_states.dtype)
-        if config.local_attention:  # the local layers' window, and their rotation
-            window = sliding_window_allowed(
-                input_ids.shape[1], config.local_attention, input_ids.device
-            )
-            allowed = attention_allowed(attention_mask, is_causal=config.is_causal) & window
-            diagonal = torch.eye(input_ids.shape[1], dtype=torch.bool, device=input_ids.device)
-            local_bias = attention_bias(allowed | diagonal, hidden_states.dtype)  # (B, 1, T, T)
-            local = LocalAttention(local_bias, self._rotary(input_ids, config.local_rope_theta))
-        output = self.encoder(
-            hidden_states, bias, is_causal=config.is_causal, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            rotary=self._rotary(input_ids, config.rope_theta), local=local,
-        )  # fmt: skip
+        bias, local = self._biases(input_ids, attention_mask, hidden_states.dtype)
+        rotary = self._rotary(input_ids, self.config.rope_theta)
+        all_hidden, all_attentions = [hidden_states], []
+        for layer in self.layers:
+            layer_bias, layer_rotary = (local.bias, local.rotary) if layer.is_local else (bias, rotary)
+            hidden_states, probs = layer(
+                hidden_states, layer_bias, is_causal=self.config.is_causal and layer_bias is None,
+                output_attentions=output_attentions, rotary=layer_rotary,
+            )  # fmt: skip
+            all_hidden.append(hidden_states)
+            all_attentions.append(probs)
+        if self.final_norm is not None:
+            hidden_states = all_hidden[-1] = self.final_norm(hidden_states)
+        output = EncoderOutput(
+            last_hidden_state=hidden_states,
+            hidden_states=tuple(all_hidden) if output_hidden_states else None,
+            attentions=tuple(all_attentions) if output_attentions else None,
+        )
         if self.pooler is not None:
             output.pooler_output = self.pooler(output.last_hidden_state)
         return output
+
+    def _biases(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, dtype: torch.dtype
+    ) -> tuple[torch.Tensor | None, LocalAttention | None]:
+        """The global layers' bias (padding and causality, as BERT's), and the local layers'
+        window with their rotation (``None`` without local attention)."""
+        config = self.config
+        if attention_mask is None and config.local_attention:
+            attention_mask = torch.ones_like(input_ids)
+        if attention_mask is None:
+            return None, None
+        allowed = attention_allowed(attention_mask, is_causal=config.is_causal)
+        bias = attention_bias(allowed, dtype)
+        if not config.local_attention:
+            return bias, None
+        seq_len, device = input_ids.shape[1], input_ids.device
+        window = sliding_window_allowed(seq_len, config.local_attention, device)
+        diagonal = torch.eye(seq_len, dtype=torch.bool, device=device)
+        local_bias = attention_bias((allowed & window) | diagonal, dtype)  # (B, 1, T, T)
+        return bias, LocalAttention(local_bias, self._rotary(input_ids, config.local_rope_theta))
 
     def _rotary(
         self, input_ids: torch.Tensor, theta: float

@@ -134,7 +134,7 @@ def unpadded_layer(
     qkv = project_qkv(hidden_states, attention)  # (N, 3H)
     rows = unpadding.pad_heads(qkv, 3 * attention.num_attention_heads).chunk(3)  # (h, B, T, d)
     heads_first = None if bias is None else bias.transpose(0, 1)  # (B, 1, T, T) -> (1, B, T, T)
-    context, _ = attention.attend(*rows, heads_first, False, False)  # (h, B, T, d)
+    context, _ = attention.attend(*rows, heads_first)  # (h, B, T, d)
     context = unpadding.unpad_heads(context)  # (N, H)
     attention_output = layer.attention.output(context, hidden_states)
     return layer.output(layer.intermediate(attention_output), attention_output)  # (N, H)
@@ -154,12 +154,15 @@ class SpeedSelfAttention(BertSelfAttention):
         key: torch.Tensor,
         value: torch.Tensor,
         bias: torch.Tensor | None,
-        is_causal: bool,
-        output_attentions: bool,
+        *,
+        is_causal: bool = False,
+        output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         p = self.dropout_prob if self.training else 0.0
         if p == 0.0 or is_causal or output_attentions or query.device.type != "cpu":
-            return super().attend(query, key, value, bias, is_causal, output_attentions)
+            return super().attend(
+                query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions
+            )
         scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, T)
         if bias is not None:
             scores = scores + bias
