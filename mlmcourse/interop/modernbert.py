@@ -43,6 +43,7 @@ __all__ = ["config_from_modernbert", "encoder_state_from_modernbert", "load_mode
 
 _ACTIVATION_TO_FFN = {"gelu": "geglu", "silu": "swiglu", "swish": "swiglu"}
 
+
 def _global_every(layer_types: list[str]) -> int:
     """ModernBERT's layer pattern as ``global_attn_every_n_layers``; other patterns are refused."""
     n_layers = len(layer_types)

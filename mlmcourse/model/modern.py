@@ -404,7 +404,9 @@ class ModernBertModel(nn.Module):
         rotary = self._rotary(input_ids, self.config.rope_theta)
         all_hidden, all_attentions = [hidden_states], []
         for layer in self.layers:
-            layer_bias, layer_rotary = (local.bias, local.rotary) if layer.is_local else (bias, rotary)
+            layer_bias, layer_rotary = (
+                (local.bias, local.rotary) if layer.is_local else (bias, rotary)
+            )
             hidden_states, probs = layer(
                 hidden_states, layer_bias, is_causal=self.config.is_causal and layer_bias is None,
                 output_attentions=output_attentions, rotary=layer_rotary,

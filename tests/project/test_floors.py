@@ -33,12 +33,15 @@ def measurements(name: str, results: dict) -> list[tuple[str, dict, dict, dict |
 
     if name == "english_mlm":
         for split in ("test", "dev"):
-            s = results["long"][split]
-            add(f"long.{split}", s, s["accuracy"], s["perplexity"], s["unigram_accuracy"],
-                s["unigram_perplexity"])  # fmt: skip
+            for masks in ("", "all_masked_"):  # BERT's 80/10/10 masks, and every blank [MASK]
+                s = results["long"][split]
+                add(f"long.{split} {masks}", s, s[f"{masks}accuracy"], s[f"{masks}perplexity"],
+                    s[f"{masks}unigram_accuracy"], s[f"{masks}unigram_perplexity"])  # fmt: skip
         for run in results["short"]["runs"]:
-            add(f"short seed {run['seed']}", run, run["test_accuracy"], run["test_perplexity"],
-                run["test_unigram_accuracy"], run["test_unigram_perplexity"])  # fmt: skip
+            for masks in ("", "all_masked_"):
+                add(f"short seed {run['seed']} {masks}", run, run[f"test_{masks}accuracy"],
+                    run[f"test_{masks}perplexity"], run[f"test_{masks}unigram_accuracy"],
+                    run[f"test_{masks}unigram_perplexity"])  # fmt: skip
     elif name == "english_adaptation":
         rows = [("before " + d, results["before"][d]) for d in ("tweets", "reviews")]
         rows += [(f"{r['domain']}{'+replay' if r['replay'] else ''} seed {r['seed']}", r)
