@@ -21,8 +21,8 @@ from mlmcourse.utils.checks import check_positive_int
 WORD_LEVEL_FORMAT = "mlmcourse.WordLevelTokenizer"
 
 # A special token written in the text stays one token; otherwise a word is a run of letters,
-# digits or "_", and every other non-space character is a token of its own (like BERT's
-# pre-tokenizer, so both tokenizers agree on what a "word" is).
+# digits or "_", and every other non-space character is a token of its own: close to BERT's
+# basic pre-tokenizer, which differs at the edges (chapter 1 shows where).
 _WORD_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS) + r"|\w+|[^\w\s]")
 
 
