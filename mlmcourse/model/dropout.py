@@ -1,10 +1,9 @@
 """Dropout with fewer random draws, for the speed path on a CPU.
 
 Dropout only needs a yes or no per element, kept with chance ``1 - p``. torch's CPU dropout
-draws a random float for each element, on one thread: about 15% of a small BERT's training step
-(``benchmarks/profile_step.py``). Here 16 random bits decide each element, and one 64-bit draw
-gives four elements their bits, so a (4096, 256) mask costs a quarter of the draws and about a
-third of the time.
+draws a random float for each element, a visible share of a small BERT's training step on one
+thread (``benchmarks/profile_step.py`` prints it). Here 16 random bits decide each element, and
+one 64-bit draw gives four elements their bits, so a mask costs a quarter of the draws.
 
 The drop chance is ``p`` rounded to a multiple of 1/65,536 (0.1 becomes 0.100006), and kept
 values are scaled by one over the exact keep chance, so the expected output is the input, as

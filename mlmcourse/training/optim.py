@@ -72,9 +72,8 @@ class LeanAdamW(torch.optim.AdamW):
 
     torch's step on a CPU computes each update's denominator into two new tensors the size of
     the parameter. A new tensor of tens of MB (MiniLM's word embeddings: 47 MB) is fresh
-    memory from the kernel, zeroed page by page, which takes longer than the arithmetic: on
-    one thread, an optimizer step of MiniLM takes 143-171 ms with torch's step and 84-87 ms
-    with this one. Here the denominator goes into one reused buffer, by the same operations in
+    memory from the kernel, zeroed page by page, which can take longer than the arithmetic
+    (``benchmarks/profile_step.py`` prints the optimizer step's share of a training step). Here the denominator goes into one reused buffer, by the same operations in
     the same order, so every value is bit for bit torch's (``tests/training/test_optim.py``).
     Other devices, complex parameters and torch's other options (amsgrad, maximize,
     capturable, differentiable, foreach, fused) take torch's step. Building, zeroing and
