@@ -8,6 +8,7 @@ estimates are noise in its first steps, so the learning rate ramps up before it 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import sys
 from collections.abc import Callable
@@ -67,6 +68,25 @@ def _dynamo_only_when_loaded(name: str) -> Callable[..., Any]:
     return method
 
 
+# The arguments of ``torch.optim.AdamW._init_group`` that the lean step passes, as torch 2.13
+# names them (a private method, so other versions may differ): anything else takes torch's step.
+_INIT_GROUP_ARGS = (
+    "self", "group", "params_with_grad", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs",
+    "state_steps",
+)  # fmt: skip
+
+
+def lean_step_supported() -> bool:
+    """Whether this torch's ``AdamW._init_group`` takes the arguments the lean step passes
+    (a private method: another torch may change it, and :class:`LeanAdamW` then steps as
+    torch's ``AdamW`` does)."""
+    init_group = getattr(torch.optim.AdamW, "_init_group", None)
+    try:
+        return tuple(inspect.signature(init_group).parameters) == _INIT_GROUP_ARGS
+    except (TypeError, ValueError):
+        return False
+
+
 class LeanAdamW(torch.optim.AdamW):
     """torch's AdamW, value for value, whose CPU step makes no tensor as large as a parameter.
 
@@ -76,7 +96,9 @@ class LeanAdamW(torch.optim.AdamW):
     (``benchmarks/profile_step.py`` prints the optimizer step's share of a training step). Here the denominator goes into one reused buffer, by the same operations in
     the same order, so every value is bit for bit torch's (``tests/training/test_optim.py``).
     Other devices, complex parameters and torch's other options (amsgrad, maximize,
-    capturable, differentiable, foreach, fused) take torch's step. Building, zeroing and
+    capturable, differentiable, foreach, fused) take torch's step, and so does a torch whose
+    private ``_init_group`` differs from the one this step was written for
+    (:func:`lean_step_supported`). Building, zeroing and
     saving it import nothing more (:func:`_dynamo_only_when_loaded`).
     """
 
@@ -98,6 +120,7 @@ class LeanAdamW(torch.optim.AdamW):
             or any(g[o] for g in self.param_groups for o in options)
             or any(torch.is_tensor(g["betas"][0]) for g in self.param_groups)
             or any(p.device.type != "cpu" or p.is_complex() for p in params)
+            or not lean_step_supported()
         ):
             return super().step(closure)
         for group in self.param_groups:

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from mlmcourse.training import TrainingConfig, build_optimizer
-from mlmcourse.training.optim import LeanAdamW, param_groups
+from mlmcourse.training.optim import LeanAdamW, lean_step_supported, param_groups
 
 
 def _model(seed: int = 0) -> nn.Module:
@@ -88,6 +88,30 @@ def test_torchs_other_options_take_torchs_step(options):
     _train(ours, ours_opt, range(8))
     _train(theirs, theirs_opt, range(8))
     _assert_same(ours, theirs, ours_opt, theirs_opt)
+
+
+def test_a_torch_whose_init_group_differs_gets_torchs_own_step(monkeypatch):
+    original = torch.optim.AdamW._init_group
+
+    def renamed(self, group, params, grads, *rest):  # another torch's names: positions kept
+        return original(self, group, params, grads, *rest)
+
+    monkeypatch.setattr(torch.optim.AdamW, "_init_group", renamed)
+    assert not lean_step_supported()
+
+    def refuse(self, group):
+        raise AssertionError("the lean step ran on an _init_group it was not written for")
+
+    monkeypatch.setattr(LeanAdamW, "_lean_step", refuse)
+    ours, theirs = _model(), _model()
+    ours_opt, theirs_opt = LeanAdamW(**_options(ours)), torch.optim.AdamW(**_options(theirs))
+    _train(ours, ours_opt, range(8))
+    _train(theirs, theirs_opt, range(8))
+    _assert_same(ours, theirs, ours_opt, theirs_opt)
+
+
+def test_this_torch_takes_the_lean_step():
+    assert lean_step_supported()
 
 
 def test_the_denominator_buffer_is_one_storage_reused_by_every_parameter():
