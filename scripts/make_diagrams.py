@@ -188,7 +188,7 @@ def input_embeddings() -> Svg:
         "one vector per token: the (B, T, H) input of the first layer.",
     )
     xs = tokens_row(svg, tokens, 110, 20, w=84, gap=8)
-    rows = [("token", BLUE, lambda i, t: f"E[{t}]"), ("position", PURPLE, lambda i, t: f"P[{i}]"),
+    rows = [("token", BLUE, lambda i, t: f"E[{t.strip('[]')}]"), ("position", PURPLE, lambda i, t: f"P[{i}]"),
             ("segment", PURPLE, lambda i, t: f"S[{segment[i]}]")]  # fmt: skip
     for r, (name, colors, label) in enumerate(rows):
         y = 80 + r * 52
@@ -204,7 +204,7 @@ def input_embeddings() -> Svg:
     for x in xs:
         svg.arrow(x, 278, x, 296)
     svg.text(
-        428, 312, "one H-dimensional vector per token: the (B, T, H) input of layer 1", size=13
+        428, 312, "one H-dimensional vector per token: the (B, T, H) input of layer 0", size=13
     )
     return svg
 
@@ -431,27 +431,32 @@ def wordpiece_greedy() -> Svg:
             good = attempt.endswith("✓")
             svg.box(192 + i * 112, y, 104, 34, attempt, GREEN if good else ("#ffffff", "#d1d5db"),
                     mono=True, size=12)  # fmt: skip
-        svg.text(192, y + 50, "the longest piece in the vocabulary wins; the rest goes on", size=11,
-                 anchor="start", italic=True)  # fmt: skip
+        last = r == len(steps) - 1
+        note = (
+            "nothing is left: done"
+            if last
+            else "the longest piece in the vocabulary wins; the rest goes on"
+        )
+        svg.text(192, y + 50, note, size=11, anchor="start", italic=True)
     svg.text(380, 284, "no piece fits some rest  →  the whole word is [UNK]", size=13)
     return svg
 
 
 def masking_strategies() -> Svg:
-    tokens = ["the", "P", "##ak", "##ron", "lost", "their", "trum", "##pet", "."]
+    tokens = ["P", "##ak", "##ron", "##s", "##ok", "lost", "their", "trum", "##pet"]
     svg = Svg(
         780,
         260,
         "Token, whole-word and span masking",
         "The same sentence masked three ways. Token masking chooses pieces on their own, so it "
-        "may hide part of a word (the piece ron of Pakron). Whole-word masking chooses words and "
-        "hides all of a chosen word's pieces (trum and pet). Span masking hides a run of whole words "
-        "(Pakron lost).",
+        "may hide part of a word (the piece ron of Pakronsok). Whole-word masking chooses words "
+        "and hides all of a chosen word's pieces (trum and pet). Span masking hides a run of whole "
+        "words (Pakronsok lost).",
     )
     rows = [
-        ("token", {3, 6}),
-        ("whole word", {6, 7}),
-        ("span", {1, 2, 3, 4}),
+        ("token", {2, 7}),
+        ("whole word", {7, 8}),
+        ("span", {0, 1, 2, 3, 4, 5}),
     ]
     for r, (name, hidden) in enumerate(rows):
         y = 30 + r * 74
@@ -460,7 +465,8 @@ def masking_strategies() -> Svg:
             svg, ["[MASK]" if i in hidden else t for i, t in enumerate(tokens)], 130, y, w=62,
             gap=6, colors=lambda i, t, hidden=hidden: ORANGE if i in hidden else GRAY,
         )  # fmt: skip
-    svg.text(420, 244, "orange: targets (shown here as [MASK]; 80/10/10 applies to each)", size=12)
+    svg.text(420, 244, "orange: targets, drawn as [MASK]; one 80/10/10 draw per piece, word or span",
+             size=12)  # fmt: skip
     return svg
 
 
