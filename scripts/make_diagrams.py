@@ -215,28 +215,29 @@ def bert_layer() -> Svg:
         420,
         "One BERT layer",
         "A layer takes one vector per token, shape (B, T, H). Multi-head self-attention mixes "
-        "information between positions; its output is added to the input (a residual "
-        "connection) and normalised with LayerNorm. A feed-forward block, applied to each "
-        "position on its own (H to 4H with GELU, then back to H), follows, again with a "
-        "residual connection and LayerNorm. The output has the input's shape, so layers stack: "
-        "BERT-base has 12.",
+        "information between positions; its output, after dropout, is added to the input (a "
+        "residual connection) and normalised with LayerNorm. A feed-forward block, applied to "
+        "each position on its own (H to 4H with GELU, then back to H), follows, again with "
+        "dropout, a residual connection and LayerNorm. The output has the input's shape, so "
+        "layers stack: the dashed frame is repeated N times (BERT-base has 12).",
     )
+    svg.box(50, 52, 490, 308, "", ("none", PURPLE[1]), dashed=True)
+    svg.box(460, 62, 70, 28, "× N", PURPLE, bold=True)
     svg.box(160, 370, 240, 36, "input: (B, T, H)", GRAY)
     svg.arrow(280, 370, 280, 334)
     svg.box(160, 296, 240, 38, "multi-head self-attention", BLUE, bold=True)
     svg.arrow(280, 296, 280, 262)
-    svg.box(160, 224, 240, 38, "add & LayerNorm", GRAY)
+    svg.box(160, 224, 240, 38, "dropout, add & LayerNorm", GRAY)
     svg.line([(280, 352), (440, 352), (440, 243), (400, 243)], arrow=True)
     svg.text(450, 300, "residual", size=12, anchor="start", italic=True)
     svg.arrow(280, 224, 280, 190)
     svg.box(160, 134, 240, 56, "feed-forward, per position:\nH → 4H, GELU, 4H → H", BLUE, size=13)
     svg.arrow(280, 134, 280, 100)
-    svg.box(160, 62, 240, 38, "add & LayerNorm", GRAY)
+    svg.box(160, 62, 240, 38, "dropout, add & LayerNorm", GRAY)
     svg.line([(280, 208), (120, 208), (120, 81), (160, 81)], arrow=True)
     svg.text(110, 150, "residual", size=12, anchor="end", italic=True)
     svg.arrow(280, 62, 280, 30)
     svg.text(280, 18, "output: (B, T, H), the next layer's input", size=13)
-    svg.box(20, 20, 70, 28, "× N", PURPLE, bold=True)
     return svg
 
 
@@ -487,7 +488,7 @@ def weight_tying() -> Svg:
     svg.box(432, 96, 100, 48, "encoder\n+ transform", GRAY, size=12)
     svg.arrow(532, 120, 568, 120)
     svg.box(570, 96, 160, 48, "h · Eᵀ + b\n(V scores)", GREEN, size=12, mono=True)
-    svg.line([(650, 96), (650, 40), (307, 40), (307, 68)], arrow=True, color="#1d4ed8")
+    svg.line([(307, 70), (307, 40), (650, 40), (650, 94)], arrow=True, color="#1d4ed8")
     svg.text(478, 28, "the decoder's weight IS E (the same tensor)", size=12, italic=True)
     svg.text(380, 214, "input: row of E for a token; output: dot product with every row of E",
              size=12)  # fmt: skip
@@ -666,7 +667,9 @@ def packing_unpadding() -> Svg:
         for d in row:
             for i in range(lengths[d]):
                 svg.box(318 + t * cell, 44 + r * 44, cell - 2, 22, "", palette[d])
-                svg.text(318 + t * cell + cell / 2 - 1, 44 + r * 44 + 32, str(i), size=9, mono=True)
+                svg.text(
+                    318 + t * cell + cell / 2 - 1, 44 + r * 44 + 32, str(i), size=10, mono=True
+                )
                 t += 1
     svg.text(390, 144, "position ids restart at 0;", size=12, italic=True)
     svg.text(390, 162, "each text attends to itself", size=12, italic=True)
@@ -682,7 +685,7 @@ def packing_unpadding() -> Svg:
     t = 0
     for d, n in enumerate(lengths):
         for _ in range(n):
-            svg.box(560 + (t % 10) * cell, 44 + (t // 10) * 26, cell - 2, 22, "", palette[d])
+            svg.box(556 + t * 13, 44, 11, 22, "", palette[d])  # one (N, H) sequence: one row
             t += 1
     svg.text(650, 114, "only the 16 real tokens: (N, H)", size=12, italic=True)
     svg.text(650, 132, "back to rows around attention", size=12, italic=True)
@@ -696,7 +699,8 @@ def data_parallel() -> Svg:
         "Data parallelism",
         "The global batch is split into shards, one per process. Each process holds a full copy "
         "of the model, runs forward and backward on its shard, and the gradients are averaged "
-        "across processes with an all-reduce. Every process then takes the same optimiser step, "
+        "across processes with an all-reduce, bucket by bucket while backward is still running. "
+        "Every process then takes the same optimiser step, "
         "so the copies stay identical: the result is that of one process on the whole batch.",
     )
     svg.box(180, 14, 400, 34, "global batch: rows 0 1 2 3 4 5 6 7", GRAY, size=13, mono=True)
@@ -708,10 +712,10 @@ def data_parallel() -> Svg:
         svg.arrow(left + 140, 110, left + 140, 130)
         svg.box(left, 130, 280, 40, "model copy: forward, backward", BLUE, size=13)
         svg.arrow(left + 140, 170, left + 140, 196)
-        svg.box(left, 196, 280, 30, "its gradients", ORANGE, size=13)
+        svg.box(left, 196, 280, 30, "its gradients, bucket by bucket", ORANGE, size=13)
         svg.arrow(left + 140, 226, left + 140, 252)
         svg.box(left, 306, 280, 36, "the same optimiser step", BLUE, size=13)
-    svg.box(60, 252, 640, 30, "all-reduce: average the gradients of all processes", ORANGE, size=13,
+    svg.box(60, 252, 640, 30, "all-reduce, while backward goes on: average each bucket over processes", ORANGE, size=13,
             bold=True)  # fmt: skip
     svg.arrow(200, 282, 200, 306)
     svg.arrow(560, 282, 560, 306)
