@@ -510,3 +510,41 @@ def test_the_english_script_scores_the_long_run_the_seeds_and_ships_the_model(tm
     shipped = load_checkpoint(tmp_path / "ship")
     assert not (tmp_path / "ship" / "training_state.pt").exists()
     assert results["shipped"]["test"]["unigram_accuracy"] > 0 and shipped.step == 3
+
+
+def test_the_english_adaptation_results_hold_three_seeds_each_and_choose_ner_on_dev():
+    results = load_results("english_adaptation")
+    assert {"command", "seeds", "versions", "minutes", "before", "runs", "summary"} <= set(results)
+    assert results["seeds"] == [0, 1, 2]
+    for domain in ("tweets", "reviews"):
+        for replay in (False, True):
+            runs = [r for r in results["runs"] if (r["domain"], r["replay"]) == (domain, replay)]
+            assert sorted(r["seed"] for r in runs) == [0, 1, 2]
+            assert all(r["target_unigram_perplexity"] > 1 for r in runs)  # its baseline beside
+            _mean_sd_hold(results["summary"][f"{domain}{'+replay' if replay else ''}"], runs)
+        fills = [r["fills"] for r in results["runs"] if r["domain"] == domain and "fills" in r]
+        assert len(fills) == 1 and len(fills[0]) == len(_english_fills())  # seed 0, alone
+    assert len(results["before"]["fills"]) == len(_english_fills())
+    assert all("test_f1" not in row for row in results["ner_choice"])  # chosen on dev only
+    best = max(results["ner_choice"], key=lambda row: row["dev_f1"])
+    assert results["ner_learning_rate"] == best["learning_rate"]
+    for start, summary in results["ner_summary"].items():
+        runs = [r for r in results["ner_runs"] if r["start"] == start]
+        assert sorted(r["seed"] for r in runs) == [0, 1, 2]
+        assert {r["learning_rate"] for r in runs} == {results["ner_learning_rate"]}
+        _mean_sd_hold(summary, runs)
+    assert set(results["ner_summary"]) == {"world", "english", "english+tweets"}
+
+
+@pytest.mark.slow(seconds=120)
+@needs_real
+def test_the_english_adaptation_script_adapts_scores_and_fine_tunes(tmp_path):
+    results = _run_experiment(
+        "english_adaptation", tmp_path / "a.json", "--steps", "2", "--seeds", "0", "--limit",
+        "24", "--workers", "1",
+    )  # fmt: skip
+    runs = {(r["domain"], r["replay"]) for r in results["runs"]}
+    assert runs == {(d, r) for d in ("tweets", "reviews") for r in (False, True)}
+    assert all(r["english_unigram_accuracy"] > 0 for r in results["runs"])
+    assert {r["start"] for r in results["ner_runs"]} == {"world", "english", "english+tweets"}
+    assert 0 <= results["before"]["sst2"]["sst2_auc"] <= 1
