@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--world-steps", type=int, default=600)
-    parser.add_argument("--english-steps", type=int, default=200)
+    parser.add_argument("--english-steps", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2, help="runs at once")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--limit", type=int, default=None, help="first N held-out English pieces")

