@@ -156,10 +156,13 @@ def training_steps(
         if _due(result.step, config.save_steps, config.max_steps):
             run.checkpoints.save(result)
         if stop.requested and result.step < config.max_steps:  # Ctrl-C: stop between steps
-            run.checkpoints.save(result)
-            raise TrainingInterrupted.after(
-                result.step, config.max_steps, run.checkpoints.output_dir
-            )
+            _save_and_stop(run, result)
+
+
+def _save_and_stop(run: Run, result: TrainResult) -> None:
+    """Ctrl-C between two steps: save a checkpoint (when the run has a folder), then stop."""
+    run.checkpoints.save(result)
+    raise TrainingInterrupted.after(result.step, run.config.max_steps, run.checkpoints.output_dir)
 
 
 # --- around the steps -------------------------------------------------------------------------
