@@ -93,7 +93,8 @@ class LeanAdamW(torch.optim.AdamW):
     torch's step on a CPU computes each update's denominator into two new tensors the size of
     the parameter. A new tensor of tens of MB (MiniLM's word embeddings: 47 MB) is fresh
     memory from the kernel, zeroed page by page, which can take longer than the arithmetic
-    (``benchmarks/profile_step.py`` prints the optimizer step's share of a training step). Here the denominator goes into one reused buffer, by the same operations in
+    (``benchmarks/profile_step.py`` prints the optimizer step's share of a training step).
+    Here the denominator goes into one reused buffer, by the same operations in
     the same order, so every value is bit for bit torch's (``tests/training/test_optim.py``).
     Other devices, complex parameters and torch's other options (amsgrad, maximize,
     capturable, differentiable, foreach, fused) take torch's step, and so does a torch whose
@@ -110,6 +111,7 @@ class LeanAdamW(torch.optim.AdamW):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._scratch: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
+        self._lean = lean_step_supported()  # once: torch does not change under a running step
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -120,7 +122,7 @@ class LeanAdamW(torch.optim.AdamW):
             or any(g[o] for g in self.param_groups for o in options)
             or any(torch.is_tensor(g["betas"][0]) for g in self.param_groups)
             or any(p.device.type != "cpu" or p.is_complex() for p in params)
-            or not lean_step_supported()
+            or not self._lean
         ):
             return super().step(closure)
         for group in self.param_groups:
