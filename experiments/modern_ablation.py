@@ -23,6 +23,15 @@ trained for two hours, is in the pretraining-in-practice chapter.)
     python experiments/modern_ablation.py --json mlmcourse/course/results/modern_ablation.json
     python experiments/modern_ablation.py --world-seconds 3 --seeds 0 --variants bert all \\
         --json /tmp/smoke.json       # a smoke run
+    python experiments/modern_ablation.py --redo all 0 --retries 8 \\
+        --json mlmcourse/course/results/modern_ablation.json   # one row again, in its file
+
+``--redo VARIANT SEED`` makes one row of a results file again (a run whose time was still off
+its budget when the retries ran out, on a machine that was busy). A machine's speed drifts
+between sessions, so its seed's BERT run is first made again for its recorded steps (its scores
+must come out as recorded: only the time is new), and the row is fitted to that run's time,
+which it keeps as ``bert_seconds``; the row replaced, the summary recomputed, and the re-run
+recorded under ``redone`` with its command, tries and minutes.
 """
 
 from __future__ import annotations
@@ -116,25 +125,81 @@ def run(corpus: str, variant: str, seed: int, steps: int, test: list[str]) -> di
     return row
 
 
+def fitted_run(
+    corpus: str, variant: str, seed: int, steps: int, bert_seconds: float, tolerance: float,
+    retries: int, test: list[str],
+) -> dict:  # fmt: skip
+    """One run whose training time is within ``tolerance`` of ``bert_seconds``: while it is
+    not, it is given the steps that would have fitted and made again (``retries`` times)."""
+    tries = 0
+    while True:
+        row, tries = run(corpus, variant, seed, steps, test), tries + 1
+        ratio = row["train_seconds"] / bert_seconds
+        if abs(ratio - 1) <= tolerance or tries > retries:
+            return {**row, "tries": tries, "seconds_vs_bert": ratio}
+        steps = max(1, round(steps / ratio))
+
+
 def equal_time_rows(
     corpus: str, seed: int, steps: dict, variants: list[str], tolerance: float, retries: int
 ) -> list[dict]:
-    """One seed's rows, BERT first: a run whose training time is off its seed's BERT run by
-    more than ``tolerance`` is given the steps that would have fitted and made again."""
+    """One seed's rows, BERT first, every other run fitted to BERT's training time."""
     test = world_texts("test")
     bert = run(corpus, "bert", seed, steps[corpus, "bert"], test)
-    rows = [{**bert, "tries": 1}]
+    rows = [{**bert, "tries": 1, "seconds_vs_bert": 1.0}]
     for variant in [v for v in variants if v != "bert"]:
-        n, tries = steps[corpus, variant], 0
-        while True:
-            row, tries = run(corpus, variant, seed, n, test), tries + 1
-            ratio = row["train_seconds"] / bert["train_seconds"]
-            if abs(ratio - 1) <= tolerance or tries > retries:
-                break
-            n = max(1, round(n / ratio))
-        rows.append({**row, "tries": tries, "seconds_vs_bert": ratio})
-    rows[0]["seconds_vs_bert"] = 1.0
+        n = steps[corpus, variant]
+        rows.append(fitted_run(corpus, variant, seed, n, bert["train_seconds"], tolerance,
+                               retries, test))  # fmt: skip
     return rows
+
+
+def summarise(rows: list[dict], variants: list[str]) -> dict:
+    """Mean and spread over seeds of each corpus's variants."""
+    return {
+        corpus: {
+            variant: mean_sd([r for r in rows if (r["corpus"], r["variant"]) == (corpus, variant)],
+                             SUMMARY_KEYS)
+            for variant in variants
+        }
+        for corpus in CORPORA
+    }  # fmt: skip
+
+
+def redo(path: Path, variant: str, seed: int, tolerance: float, retries: int, argv) -> dict:
+    """Make one row of the results file at ``path`` again, fitted to its seed's recorded BERT
+    run, and write the file back with the row replaced and the summary recomputed."""
+    results = json.loads(path.read_text())
+    start = time.perf_counter()
+    rows = results["runs"]
+    index = next((i for i, r in enumerate(rows) if (r["variant"], r["seed"]) == (variant, seed)),
+                 None)  # fmt: skip
+    if variant == "bert" or index is None:
+        raise SystemExit(f"--redo: {path} has no non-BERT row ({variant!r}, seed {seed})")
+    old, test = rows[index], world_texts("test")
+    bert = next(r for r in rows if (r["corpus"], r["variant"], r["seed"]) ==
+                (old["corpus"], "bert", seed))  # fmt: skip
+    now = run(old["corpus"], "bert", seed, bert["steps"], test)  # this machine's speed today
+    if abs(now["heldout_accuracy"] - bert["heldout_accuracy"]) > 1e-6:
+        raise SystemExit(
+            f"--redo: BERT seed {seed} scores {now['heldout_accuracy']:.6f}, the "
+            f"file {bert['heldout_accuracy']:.6f}: not the run that was recorded"
+        )
+    steps = max(1, round(old["steps"] / old["seconds_vs_bert"]))
+    row = fitted_run(old["corpus"], variant, seed, steps, now["train_seconds"], tolerance,
+                     retries, test)  # fmt: skip
+    rows[index] = {**row, "bert_seconds": now["train_seconds"],
+                   "seconds_per_step_alone": old["seconds_per_step_alone"]}  # fmt: skip
+    results["summary"] = summarise(rows, list(dict.fromkeys(r["variant"] for r in rows)))
+    redone = provenance(argv, [seed], start)
+    results.setdefault("redone", []).append(
+        {"command": redone["command"], "variant": variant, "seed": seed, "retries": retries,
+         "tries": row["tries"], "minutes": redone["minutes"],
+         "replaced": {k: old[k] for k in ("steps", "train_seconds", "seconds_vs_bert", "tries",
+                                         "heldout_accuracy")}}
+    )  # fmt: skip
+    save_results(path, results)
+    return results
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,12 +218,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calibration-steps", type=int, nargs=2, default=CALIBRATION_STEPS,
                         metavar=("SHORT", "LONG"), help="the two timing runs' steps")  # fmt: skip
     parser.add_argument("--json", type=Path, required=True, help="where to write the results")
+    parser.add_argument("--redo", nargs=2, metavar=("VARIANT", "SEED"),
+                        help="make this row of the --json file again (see above)")  # fmt: skip
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.redo:
+        variant, seed = args.redo[0], int(args.redo[1])
+        redo(args.json, variant, seed, args.tolerance, args.retries, argv)
+        return
     if "bert" not in args.variants:
         parser.error("--variants needs bert: every run's time is checked against BERT's")
     start = time.perf_counter()
     budgets = {"world": args.world_seconds}
-    torch.set_num_threads(args.threads)
     calibration = tuple(args.calibration_steps)
     if not 0 < calibration[0] < calibration[1]:
         parser.error(f"--calibration-steps needs 0 < SHORT < LONG, got {calibration}")
@@ -175,14 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for row in rows:
         row["seconds_per_step_alone"] = per_step[row["corpus"], row["variant"]]
-    summary = {
-        corpus: {
-            variant: mean_sd([r for r in rows if (r["corpus"], r["variant"]) == (corpus, variant)],
-                             SUMMARY_KEYS)
-            for variant in args.variants
-        }
-        for corpus in CORPORA
-    }  # fmt: skip
+    summary = summarise(rows, args.variants)
     results = {
         **provenance(argv, args.seeds, start),
         "what": "equal-time ablation of the modern encoder's switches: BERT, each change alone, "
