@@ -17,13 +17,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from count_checks import cells  # noqa: E402 - the one reader of a chapter's code cells
 
 
-def teaching_cells(chapter: str) -> list[str]:
-    """The source of each code cell of ``book/<chapter>.md`` tagged ``teaching``."""
+def teaching_cells(chapter: str, tag: str = "teaching") -> list[str]:
+    """The source of each code cell of ``book/<chapter>.md`` tagged ``tag``."""
     text = (ROOT / "book" / f"{chapter}.md").read_text(encoding="utf-8")
     return [
         "\n".join(line for line in body.split("\n") if not line.startswith(":tags:"))
         for tags, body in cells(text)
-        if "teaching" in tags
+        if tag in tags
     ]
 
 

@@ -313,3 +313,35 @@ def test_a_bad_batch_is_named_before_the_first_step(change, message):
         train(model, lambda step: change(batch), _quiet(max_steps=2), progress=False, log=None)
     for name, value in model.state_dict().items():
         assert torch.equal(value, before[name]), name
+
+
+def test_the_chapters_plain_assembly_lands_where_pretrain_lands_at_the_same_seed():
+    """pretraining.md's cell tagged ``assembly`` (tokenizer, collator, model, the plain loop,
+    evaluation), run from the chapter's own source for fewer steps, scores the held-out masks
+    exactly as ``pretrain`` at the same seed and steps does."""
+    import re
+    import time
+
+    from mlmcourse import set_seed
+    from mlmcourse.data import world_texts
+    from mlmcourse.heads import BertForMaskedLM
+    from mlmcourse.masking import MLMCollator
+    from mlmcourse.model import EncoderConfig
+    from mlmcourse.pretraining import load_config, pretrain
+    from mlmcourse.tokenization import WordLevelTokenizer
+    from mlmcourse.training import MLMBatches, evaluate, fixed_eval_batches
+    from tests.teaching import teaching_cells, teaching_namespace
+
+    (source,) = teaching_cells("pretraining", tag="assembly")
+    source, changed = re.subn(r"^steps = 600$", "steps = 60", source, flags=re.M)
+    assert changed == 1, "the assembly cell no longer starts with steps = 600"
+    namespace = teaching_namespace("pretraining")
+    namespace.update(time=time, set_seed=set_seed, world_texts=world_texts, MLMBatches=MLMBatches,
+                     WordLevelTokenizer=WordLevelTokenizer, MLMCollator=MLMCollator,
+                     EncoderConfig=EncoderConfig, BertForMaskedLM=BertForMaskedLM,
+                     evaluate=evaluate, fixed_eval_batches=fixed_eval_batches)  # fmt: skip
+    exec(compile(source, "book/pretraining.md (assembly cell)", "exec"), namespace)
+    run = pretrain(load_config("world", {"max_steps": 60, "device": "cpu"}), progress=False,
+                   log=None)  # fmt: skip
+    assert namespace["plain"] == run.result.final_eval
+    assert namespace["plain"]["accuracy"] > 0.1  # it learned: the unigram guess scores under 0.1
