@@ -51,6 +51,7 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's default code stub
 COLAB_TITLE = '#@title Solution (try the exercise first) { display-mode: "form" }'
 CHECKS_TITLE = '#@title Checks of what the text claims { display-mode: "form" }'
+EXPECTED_TITLE = '#@title What the check expects (after your prediction) { display-mode: "form" }'
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,12 @@ def is_checks(cell) -> bool:
     return "checks" in tags(cell)
 
 
+def is_expected(cell) -> bool:
+    """An experiment's expected outcome (tagged ``expected``): shown collapsed, after the cell
+    where the learner writes a prediction."""
+    return "expected" in tags(cell)
+
+
 def is_manual(cell) -> bool:
     return cell.cell_type == "code" and MANUAL_TAG in tags(cell)
 
@@ -284,8 +291,8 @@ def base_notebook(source: Path, release: Release) -> nbformat.NotebookNode:
 
 
 def colab_edition(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
-    """The whole chapter; solutions, hidden tests and the checks of the text's claims start
-    collapsed (a form in Colab)."""
+    """The whole chapter; solutions, hidden tests, the checks of the text's claims and the
+    experiments' expected outcomes start collapsed (a form in Colab)."""
     nb = copy.deepcopy(nb)
     nb.metadata["colab"] = {"provenance": [], "name": f"{stem}.ipynb"}
     for cell in nb.cells:
@@ -295,6 +302,8 @@ def colab_edition(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
             cell.source = f"{HIDDEN_TITLE}\n{cell.source}"
         elif is_checks(cell):
             cell.source = f"{CHECKS_TITLE}\n{cell.source}"
+        elif is_expected(cell):
+            cell.source = f"{EXPECTED_TITLE}\n{cell.source}"
         else:
             continue
         cell.metadata["jupyter"] = {"source_hidden": True}

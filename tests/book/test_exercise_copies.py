@@ -138,12 +138,7 @@ def _chapters() -> list[Path]:
 # The copies issue #56 found and has not replaced yet. The list may only shrink: a chapter that
 # stops copying must leave it, and a new copy fails.
 STILL_COPIED = {
-    "encoder": {"Exercise 1: attention from scratch", "Exercise 5: the padding mask",
-                "Exercise 4: a sentence embedding that ignores padding"},
-    "masking": {"5. The 80/10/10 step"},
     "modern": {"2. RMSNorm by hand", "3. Predict, then measure: which single change pays most?"},
-    "pretraining": {"2. Warmup then cosine"},
-    "tokenizers": {"Exercise 1: a deterministic vocabulary"},
     "using": {"Exercise 2: the best span", "Exercise 3: mean pooling"},
 }  # fmt: skip
 

@@ -310,6 +310,9 @@ def test_colab_keeps_every_chapter_cell_with_hidden_tests_collapsed(stem):
         elif mn.is_checks(mine):  # the checks of the text's claims: collapsed too
             assert theirs.source == f"{mn.CHECKS_TITLE}\n{mine.source}"
             assert theirs.metadata["jupyter"] == {"source_hidden": True}
+        elif mn.is_expected(mine):  # an experiment's expected outcome, after the prediction
+            assert theirs.source == f"{mn.EXPECTED_TITLE}\n{mine.source}"
+            assert theirs.metadata["jupyter"] == {"source_hidden": True}
         elif not mn.is_solution(mine):
             assert theirs.source == mine.source
 
