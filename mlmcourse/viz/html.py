@@ -15,6 +15,7 @@ __all__ = [
     "chips_html",
     "legend_html",
     "message_html",
+    "show_table",
     "table_html",
     "unknown_words_html",
     "PALETTE",
@@ -97,3 +98,11 @@ def table_html(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def show_table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """Display :func:`table_html` in the notebook: a chapter's results table in one call, with
+    no HTML or Markdown assembled in its cells."""
+    from IPython.display import HTML, display
+
+    display(HTML(table_html(columns, rows)))

@@ -136,3 +136,15 @@ def test_a_table_escapes_its_cells_and_refuses_a_ragged_row():
         ValueError, match=r"every row needs 2 cells \(one per column\), got \[1, 2\]"
     ):
         table_html(["text", "n"], [["a"], ["b", 1]])
+
+
+def test_show_table_displays_the_table_html(monkeypatch):
+    import IPython.display
+
+    from mlmcourse.viz.html import show_table, table_html
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    show_table(["seed", "F1"], [[0, "0.41"], [1, "0.45"]])
+    (html,) = shown
+    assert html.data == table_html(["seed", "F1"], [[0, "0.41"], [1, "0.45"]])
