@@ -135,25 +135,10 @@ def _chapters() -> list[Path]:
     return sorted(p for p in (ROOT / "book").glob("*.md") if "## Exercises" in p.read_text())
 
 
-# The copies issue #56 found and has not replaced yet. The list may only shrink: a chapter that
-# stops copying must leave it, and a new copy fails.
-STILL_COPIED = {
-    "modern": {"3. Predict, then measure: which single change pays most?"},
-}  # fmt: skip
-
-
 @pytest.mark.parametrize("chapter", _chapters(), ids=lambda p: p.stem)
 def test_no_exercise_solution_repeats_code_the_chapter_shows(chapter):
     copies = near_copies(chapter.read_text(encoding="utf-8"))
-    named = {c.split("'")[1] for c in copies}
-    allowed = STILL_COPIED.get(chapter.stem, set())
-    assert named <= allowed, f"{chapter.name}: " + "; ".join(
-        c for c in copies if c.split("'")[1] not in allowed
-    )
-    assert allowed <= named, (
-        f"{chapter.name}: {sorted(allowed - named)} no longer copy the page: take them out of "
-        f"STILL_COPIED"
-    )
+    assert not copies, f"{chapter.name}: " + "; ".join(copies)
 
 
 def test_the_copy_rule_finds_a_transcription_and_passes_new_code():
