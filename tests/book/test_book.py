@@ -58,7 +58,7 @@ def test_readme_and_intro_open_every_chapter_in_colab():
     intro = (ROOT / "book" / "intro.md").read_text()
     for chapter in (ROOT / "book").glob("*.md"):
         if "jupytext:" not in chapter.read_text()[:500]:
-            continue  # a plain page (troubleshooting) is no notebook
+            continue  # a plain page (howto, teachers) is no notebook
         link = f"{colab}/book/{chapter.stem}.ipynb"
         assert link in readme, f"README has no Colab badge for {chapter.stem}"
         assert link in intro, f"the intro has no Colab badge for {chapter.stem}"
