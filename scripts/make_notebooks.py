@@ -489,7 +489,7 @@ def instructor_edition(cells: list, stem: str) -> nbformat.NotebookNode:
     """nbgrader metadata (schema 3): solution cells; graded cells, locked, with their points and
     hidden tests; manually graded answers; and the set-up cell and the cells that define the
     reference cases, locked (nbgrader restores locked cells before it grades, so a submission
-    cannot change them)."""
+    cannot change them). An experiment's expected outcome starts collapsed."""
     cells = copy.deepcopy(cells)
     by_hand = {graded_function(graded_call(c)): graded_call(c) for c in cells if is_manual(c)}
     out = []
@@ -500,6 +500,8 @@ def instructor_edition(cells: list, stem: str) -> nbformat.NotebookNode:
         for tag in (HIDDEN_TAG, MANUAL_TAG):
             if tag in tags(cell):
                 cell.metadata["tags"].remove(tag)
+        if is_expected(cell):  # an experiment's expected outcome: collapsed, as in the chapter
+            cell.metadata["jupyter"] = {"source_hidden": True}
         cell["id"] = f"{stem}-exercises-{len(out):03d}"
         out.append(cell)
     nb = nbformat.v4.new_notebook(cells=out)

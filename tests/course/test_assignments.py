@@ -719,3 +719,12 @@ def test_a_class_autogrades_in_seconds_each_with_every_score_as_expected(tmp_pat
     errors = [o["ename"] for c in looped["cells"] for o in c.get("outputs", [])
               if o["output_type"] == "error"]  # fmt: skip
     assert errors and set(errors) <= {"KeyboardInterrupt", "CellTimeoutError"}, errors
+
+
+def test_an_experiments_expected_outcome_starts_collapsed_in_the_assignments():
+    stem = "pretraining"  # its learning-rate experiment
+    for edition in ("instructor", "student"):
+        cells = [
+            c for c in editions(stem)[edition].cells if "expected" in c.metadata.get("tags", [])
+        ]
+        assert cells and all(c.metadata["jupyter"] == {"source_hidden": True} for c in cells)
