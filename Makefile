@@ -116,9 +116,10 @@ book: venv $(WIDGETS_JS)/.fetched $(WIDGETS_JS)/live/.exported
 
 # Every link of the built site and of the notebooks resolves (scripts/check_links.py); every
 # chapter page in headless Chromium, no kernel, no network: no console errors, alt text, each
-# interactive view answers its controls; screenshots in _build/screenshots/.
+# interactive view answers its controls; screenshots in _build/screenshots/; every figure's text
+# inside its canvas, unoverlapped, legible, in DejaVu Sans and in Liberation Sans.
 browser: book
-	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_links.py tests/book/test_browser.py)
+	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_links.py tests/book/test_browser.py tests/book/test_figures.py)
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv

@@ -2,6 +2,11 @@
 
 Each diagram is a small function of boxes, arrows and labels, so a change is a code change a
 reviewer can read, and every file carries a ``<title>`` and a ``<desc>`` for screen readers.
+The layout measures its labels in DejaVu Sans (and DejaVu Sans Mono), the widest of the fonts a
+reader's ``system-ui`` falls back to (Linux's; Liberation, Helvetica, Segoe UI and San Francisco
+are narrower), with matplotlib's copy of the font, so the measure is the same on every machine:
+a label that leaves the canvas, overlaps another or is set under 10 units is an error, not a
+figure.
 The chapters show them with MyST's ``figure`` directive (with ``:alt:``); the Colab notebooks and
 the classroom editions embed them (``scripts/myst_markdown.py``), since a learner has no
 repository.
@@ -30,6 +35,23 @@ GREEN = ("#dcfce7", "#15803d")  # heads and tasks
 GRAY = ("#f3f4f6", "#6b7280")  # padding, ignored positions, plumbing
 PURPLE = ("#ede9fe", "#6d28d9")  # positions and segments
 INK = "#111827"
+MIN_TEXT = 10  # the smallest font size, in the figure's units
+
+
+def text_width(s: str, size: float, *, mono: bool = False, bold: bool = False) -> float:
+    """The width of ``s`` set in DejaVu Sans (Mono) at ``size``, in the figure's units."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    family = "DejaVu Sans Mono" if mono else "DejaVu Sans"
+    prop = FontProperties(family=family, weight="bold" if bold else "normal", size=size)
+    width, _, _ = TextToPath().get_text_width_height_descent(s, prop, ismath=False)
+    return width
+
+
+def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The area two boxes ``(x0, y0, x1, y1)`` share."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 class Svg:
@@ -39,6 +61,7 @@ class Svg:
         self.width, self.height = width, height
         self.title, self.desc = title, desc
         self.parts: list[str] = []
+        self.labels: list[tuple[str, tuple[float, float, float, float], float]] = []
 
     def box(
         self,
@@ -80,6 +103,9 @@ class Svg:
         italic: bool = False,
     ) -> None:
         family = MONO if mono else FONT
+        width = text_width(s, size, mono=mono, bold=bold)
+        left = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+        self.labels.append((s, (left, y - 0.6 * size, left + width, y + 0.6 * size), size))
         weight = ' font-weight="bold"' if bold else ""
         style = ' font-style="italic"' if italic else ""
         self.parts.append(
@@ -104,7 +130,24 @@ class Svg:
             f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.5"{end}/>'
         )
 
+    def layout_problems(self) -> list[str]:
+        """Labels outside the canvas, overlapping another, or under :data:`MIN_TEXT`."""
+        found = []
+        for i, (s, box, size) in enumerate(self.labels):
+            if box[0] < 0 or box[1] < 0 or box[2] > self.width or box[3] > self.height:
+                found.append(f"{s!r} leaves the {self.width} x {self.height} canvas: "
+                             f"{[round(v) for v in box]}")  # fmt: skip
+            if size < MIN_TEXT:
+                found.append(f"{s!r} is set at {size}, under {MIN_TEXT}")
+            for other, other_box, _ in self.labels[i + 1 :]:
+                if overlap(box, other_box) > 1.0:
+                    found.append(f"{s!r} overlaps {other!r}")
+        return found
+
     def render(self) -> str:
+        problems = self.layout_problems()
+        if problems:
+            raise ValueError(f"{self.title}: " + "; ".join(problems))
         head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
             f'width="{self.width}" height="{self.height}" role="img" '
@@ -245,8 +288,8 @@ def attention_masks() -> Svg:
     tokens = ["[CLS]", "the", "cat", "[SEP]", "[PAD]", "[PAD]"]
     real = 4
     svg = Svg(
-        780,
-        330,
+        800,
+        345,
         "Attention masks: bidirectional, padding, causal with padding",
         "Three 6 by 6 grids; rows are queries, columns are keys, a filled cell means the query "
         "may attend to that key. Bidirectional, with no mask given: every query sees every key, "
@@ -260,16 +303,16 @@ def attention_masks() -> Svg:
         ("padding", lambda q, k: k < real),
         ("causal + padding", lambda q, k: (k <= q and k < real) or k == q),
     ]
-    cell = 30
+    cell = 34  # wide enough for a [PAD] at 10 units
     for g, (name, allowed) in enumerate(grids):
-        left, top = 80 + g * 250, 70
+        left, top = 80 + g * 255, 70
         svg.text(left + 3 * cell, 24, name, size=14, bold=True)
         for k, token in enumerate(tokens):
-            svg.text(left + k * cell + cell / 2, top - 12, token, size=9, mono=True)
+            svg.text(left + k * cell + cell / 2, top - 12, token, size=10, mono=True)
         for q, token in enumerate(tokens):
             if g == 0:
                 svg.text(
-                    left - 6, top + q * cell + cell / 2, token, size=9, mono=True, anchor="end"
+                    left - 6, top + q * cell + cell / 2, token, size=10, mono=True, anchor="end"
                 )
             for k in range(len(tokens)):
                 colors = BLUE if allowed(q, k) else ("#ffffff", "#d1d5db")
@@ -277,8 +320,8 @@ def attention_masks() -> Svg:
         svg.text(left + 3 * cell, top + 6 * cell + 16, "keys →", size=11, italic=True)
     svg.text(14, 50, "queries ↓", size=11, italic=True, anchor="start")
     svg.text(
-        390,
-        300,
+        400,
+        322,
         "blocked cells get a large negative score before the softmax, so their weight is 0",
         size=13,
     )
@@ -323,12 +366,9 @@ def masking_801010() -> Svg:
         if i in kinds:
             svg.text(x, 162, kinds[i], size=10, color="#c2410c")
     svg.text(
-        380,
-        270,
-        "about 15% of the tokens are chosen (more here, to show every case; never [CLS], "
-        "[SEP] or padding); the loss is computed only at them",
-        size=12,
+        380, 262, "about 15% of the tokens are chosen (more here, to show every case;", size=12
     )
+    svg.text(380, 280, "never [CLS], [SEP] or padding); the loss is computed only at them", size=12)
     return svg
 
 
@@ -362,7 +402,7 @@ def mlm_step() -> Svg:
         svg.arrow(xs[i], 194, xs[i], 160)
         svg.box(xs[i] - 70, 112, 140, 48, "MLM head\n(tied to embeddings)", GREEN, size=12)
         svg.arrow(xs[i], 112, xs[i], 84)
-        svg.text(xs[i], 68, "a probability for each of V words", size=12)
+        svg.text(xs[i], 68, "softmax over V words", size=12)
     svg.box(230, 14, 340, 34, "loss = mean of −log p(original word)", ORANGE, size=13)
     svg.arrow(xs[2], 56, 330, 48)
     svg.arrow(xs[4], 56, 470, 48)

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,3 +111,22 @@ def test_the_reading_path_holds_few_checks_and_no_chapter_is_overlong():
     assert visible <= 388 // 5, f"{visible} checks in visible cells: collapse them (checks cells)"
     long = {p.name: count_checks.prose_words(p) for p in chapters}
     assert max(long.values()) <= 3_500, {name: n for name, n in long.items() if n > 3_500}
+
+
+def test_a_diagram_with_a_label_off_its_canvas_or_on_another_is_refused():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_diagrams
+
+    svg = make_diagrams.Svg(200, 60, "t", "d")
+    svg.text(100, 20, "a label of a sensible width", size=12)
+    assert svg.layout_problems() == []
+    svg.text(100, 24, "another one, on top of it", size=12)
+    svg.text(190, 50, "off the edge", size=12)
+    svg.text(20, 50, "x", size=9)
+    found = " | ".join(svg.layout_problems())
+    assert "'a label of a sensible width' overlaps 'another one, on top of it'" in found
+    assert "'off the edge' leaves the 200 x 60 canvas" in found and "set at 9, under 10" in found
+    with pytest.raises(ValueError, match="overlaps"):
+        svg.render()
+    # the measure is DejaVu Sans's own advance widths, whatever fonts the machine has
+    assert round(make_diagrams.text_width("mmmmmmmmmm", 100)) == 974
