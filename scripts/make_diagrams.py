@@ -18,6 +18,7 @@ repository.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -762,7 +763,84 @@ def data_parallel() -> Svg:
     return svg
 
 
+def rotary_rotation() -> Svg:
+    svg = Svg(
+        760,
+        300,
+        "Rotary positions: a rotation by position",
+        "One pair of a head's query numbers drawn as an arrow, and one pair of a key's. At "
+        "position m the query is turned by the angle m times theta, at position n the key by n "
+        "times theta (theta is the pair's speed; each pair has its own). Their dot product "
+        "depends on the angle between them, (m - n) times theta, so on how far apart the two "
+        "tokens are, not on where they are: the same query and key three positions apart score "
+        "the same at positions 2 and 5 as at 10 and 13.",
+    )
+
+    def panel(cx: float, title: str, m: int, n: int) -> None:
+        cy, r, theta = 150, 80, 0.35
+        svg.text(cx, 30, title, size=13, bold=True)
+        svg.line([(cx - r - 10, cy), (cx + r + 10, cy)], color="#9ca3af")
+        svg.line([(cx, cy - r - 10), (cx, cy + r + 10)], color="#9ca3af")
+        for pos, name, color in ((m, "q", "#1d4ed8"), (n, "k", "#c2410c")):
+            angle = pos * theta
+            x, y = cx + r * math.cos(angle), cy - r * math.sin(angle)
+            svg.arrow(cx, cy, round(x, 1), round(y, 1), color=color)
+            svg.text(
+                round(x + 16 * math.cos(angle), 1),
+                round(y - 16 * math.sin(angle), 1),
+                f"{name} at {pos}",
+                size=12,
+                color=color,
+            )
+        svg.text(cx, 262, f"angle between them: ({m} − {n}) θ", size=12)
+
+    svg.text(380, 288, "the score depends on the distance, m − n, not on the positions", size=13)
+    for cx, (m, n) in ((200, (5, 2)), (560, (13, 10))):
+        panel(cx, f"query at {m}, key at {n}", m, n)
+    return svg
+
+
+def pre_post_ln() -> Svg:
+    svg = Svg(
+        760,
+        330,
+        "Post-LN and pre-LN",
+        "Two layouts of one block. Post-LN, BERT's: the block reads x, its output is added to x, "
+        "and the sum is normalised, so every layer's output passes through a LayerNorm. Pre-LN, "
+        "ModernBERT's: the block reads a normalised copy of x, and its output is added to x "
+        "itself, so the residual stream from the first layer to the last is never normalised "
+        "(one final norm after the last layer).",
+    )
+    for cx, title, pre in ((200, "post-LN (BERT)", False), (560, "pre-LN (ModernBERT)", True)):
+        svg.text(cx, 24, title, size=14, bold=True)
+        svg.text(cx, 300, "x", size=14, mono=True)
+        if pre:
+            svg.arrow(cx, 290, cx, 60)
+            svg.line([(cx, 260), (cx + 90, 260), (cx + 90, 232)], arrow=True)
+            svg.box(cx + 40, 200, 100, 32, "norm", PURPLE, size=13)
+            svg.arrow(cx + 90, 200, cx + 90, 170)
+            svg.box(cx + 30, 134, 120, 36, "attention", BLUE, size=13)
+            svg.line([(cx + 90, 134), (cx + 90, 100), (cx + 12, 100)], arrow=True)
+            svg.box(cx - 12, 88, 24, 24, "+", GRAY, size=14)
+            svg.text(cx - 20, 190, "the stream:", size=11, anchor="end", italic=True)
+            svg.text(cx - 20, 206, "never normalised", size=11, anchor="end", italic=True)
+        else:
+            svg.arrow(cx, 290, cx, 250)
+            svg.box(cx - 60, 214, 120, 36, "attention", BLUE, size=13)
+            svg.line([(cx, 270), (cx + 90, 270), (cx + 90, 150), (cx + 14, 150)], arrow=True)
+            svg.arrow(cx, 214, cx, 162)
+            svg.box(cx - 12, 138, 24, 24, "+", GRAY, size=14)
+            svg.arrow(cx, 138, cx, 112)
+            svg.box(cx - 50, 80, 100, 32, "LayerNorm", PURPLE, size=13)
+            svg.arrow(cx, 80, cx, 50)
+            svg.text(cx - 70, 96, "every output", size=11, anchor="end", italic=True)
+            svg.text(cx - 70, 112, "normalised", size=11, anchor="end", italic=True)
+    return svg
+
+
 DIAGRAMS: dict[str, Callable[[], Svg]] = {
+    "rotary_rotation": rotary_rotation,
+    "pre_post_ln": pre_post_ln,
     "pretrain_finetune": pretrain_finetune,
     "masking_801010": masking_801010,
     "input_embeddings": input_embeddings,
