@@ -252,21 +252,30 @@ def plot_learning_curve(
     ylabel: str = "entity F1",
     baseline: float | None = None,
     baseline_label: str = "baseline",
+    errors: Mapping[str, Mapping[int, float]] | None = None,
 ) -> Any:
     """Score against training-set size (log x axis), one line per run name, e.g. pretrained/scratch.
 
-    ``curves`` maps a name to ``{num_sentences: score}``. ``baseline`` draws a dashed line.
-    Returns the matplotlib ``Axes``.
+    ``curves`` maps a name to ``{num_sentences: score}``; ``errors``, if given, the same names
+    and sizes to a spread (a standard deviation over seeds), drawn as error bars around a mean
+    curve. ``baseline`` draws a dashed line. Returns the matplotlib ``Axes``.
     """
     import matplotlib.pyplot as plt
 
     if not curves or any(not points for points in curves.values()):
         raise ValueError("curves must map each name to at least one (size, score) point")
+    if errors is not None and any(set(errors.get(n, {})) != set(p) for n, p in curves.items()):
+        raise ValueError("errors must give a spread for every name and size of curves")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.6))
     for name, points in curves.items():
         sizes = sorted(points)
-        ax.plot(sizes, [points[n] for n in sizes], marker="o", label=name)
+        scores = [points[n] for n in sizes]
+        if errors is None:
+            ax.plot(sizes, scores, marker="o", label=name)
+        else:
+            ax.errorbar(sizes, scores, yerr=[errors[name][n] for n in sizes], marker="o",
+                        capsize=3, label=name)  # fmt: skip
         for n in sizes:
             ax.annotate(
                 f"{points[n]:.2f}",

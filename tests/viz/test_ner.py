@@ -152,6 +152,14 @@ def test_plots_draw_counts_and_one_line_per_curve():
     assert ax.get_xscale() == "log"
     with pytest.raises(ValueError, match="at least one"):
         plot_learning_curve({"x": {}})
+    curves = {"pretrained": {50: 0.5, 200: 0.8}}
+    ax = plot_learning_curve(curves, errors={"pretrained": {50: 0.1, 200: 0.05}})
+    (bars,) = ax.containers  # the mean of the seeds, with their spread as error bars
+    low, high = bars.lines[1]  # the caps below and above each point
+    assert list(low.get_ydata()) == pytest.approx([0.4, 0.75])
+    assert list(high.get_ydata()) == pytest.approx([0.6, 0.85])
+    with pytest.raises(ValueError, match="every name and size"):
+        plot_learning_curve(curves, errors={"pretrained": {50: 0.1}})
     plt.close("all")
 
 
