@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,10 +26,13 @@ import pytest
 from tests.book.test_browser import CHROMIUM, DRIVER, _unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_diagrams import MIN_TEXT, overlap  # noqa: E402 - the layout's own rules
+
 FIGURES = sorted((ROOT / "book" / "figures").glob("*.svg"))
 FONTS = ("DejaVu Sans", "Liberation Sans")
 TOLERANCE = 0.5  # figure units: anti-aliasing and rounding of a box's edge
-MIN_SIZE, MIN_CONTRAST = 10, 4.5
+MIN_CONTRAST = 4.5
 
 pytestmark = pytest.mark.book
 
@@ -130,13 +134,6 @@ def contrast(a: str, b: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def overlap(a: list[float], b: list[float]) -> float:
-    """The area two boxes ``[x0, y0, x1, y1]`` share."""
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    return max(0.0, width) * max(0.0, height)
-
-
 def problems(measured: dict) -> list[str]:
     """What is wrong with one figure's text, as measured in the browser."""
     x, y, w, h = measured["view"]
@@ -151,8 +148,8 @@ def problems(measured: dict) -> list[str]:
         ):
             found.append(f"{t['text']!r} leaves the viewBox: box {[round(v) for v in t['box']]}, "
                          f"viewBox {measured['view']}")  # fmt: skip
-        if t["size"] < MIN_SIZE:
-            found.append(f"{t['text']!r} is {t['size']:g} units high, under {MIN_SIZE}")
+        if t["size"] < MIN_TEXT:
+            found.append(f"{t['text']!r} is {t['size']:g} units high, under {MIN_TEXT}")
         ratio = contrast(t["color"], t["background"])
         if ratio < MIN_CONTRAST:
             found.append(f"{t['text']!r}: contrast {ratio:.2f}:1 ({t['color']} on "
