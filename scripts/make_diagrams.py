@@ -838,9 +838,314 @@ def pre_post_ln() -> Svg:
     return svg
 
 
+def geglu_mlp() -> Svg:
+    svg = Svg(
+        760,
+        400,
+        "BERT's feed-forward block and a gated one (GeGLU)",
+        "Two feed-forward blocks side by side, read from the bottom. BERT's: x is projected from "
+        "H to 4H numbers by W1, passed through GELU and projected back to H by W2. GeGLU: x is "
+        "projected twice, by Wa and by Wb, to F numbers each; GELU of the first gates the second, "
+        "multiplied number by number, and W2 projects the product back to H. With F two thirds "
+        "of 4H, the three matrices hold as many parameters as BERT's two.",
+    )
+    for cx, title in ((190, "BERT: GELU(x W1) W2"), (560, "GeGLU: (GELU(x Wa) × x Wb) W2")):
+        svg.text(cx, 16, title, size=14, bold=True)
+        svg.text(cx, 40, "output: (B, T, H)", size=13)
+        svg.text(cx, 350, "x: (B, T, H)", size=13)
+    cx = 190
+    svg.arrow(cx, 340, cx, 268)
+    svg.box(cx - 80, 232, 160, 36, "W1: H → 4H", BLUE, size=13)
+    svg.arrow(cx, 232, cx, 206)
+    svg.box(cx - 50, 170, 100, 36, "GELU", GRAY, size=13)
+    svg.arrow(cx, 170, cx, 98)
+    svg.box(cx - 80, 62, 160, 36, "W2: 4H → H", BLUE, size=13)
+    svg.arrow(cx, 62, cx, 50)
+    cx = 560
+    svg.line([(cx, 340), (cx, 296)])
+    svg.line([(cx, 296), (cx - 75, 296), (cx - 75, 270)], arrow=True)
+    svg.line([(cx, 296), (cx + 75, 296), (cx + 75, 270)], arrow=True)
+    svg.box(cx - 140, 232, 130, 36, "Wa: H → F", BLUE, size=13)
+    svg.box(cx + 10, 232, 130, 36, "Wb: H → F", BLUE, size=13)
+    svg.arrow(cx - 75, 232, cx - 75, 206)
+    svg.box(cx - 125, 170, 100, 36, "GELU", GRAY, size=13)
+    svg.line([(cx - 75, 170), (cx - 75, 134), (cx - 16, 134)], arrow=True)
+    svg.text(cx - 84, 150, "the gate", size=12, anchor="end", italic=True)
+    svg.line([(cx + 75, 232), (cx + 75, 134), (cx + 16, 134)], arrow=True)
+    svg.box(cx - 14, 120, 28, 28, "×", ORANGE, size=14)
+    svg.text(cx + 24, 108, "number by number", size=12, anchor="start", italic=True)
+    svg.arrow(cx, 120, cx, 98)
+    svg.box(cx - 80, 62, 160, 36, "W2: F → H", BLUE, size=13)
+    svg.arrow(cx, 62, cx, 50)
+    svg.text(380, 386, "a third matrix: with F = 2/3 of 4H the block keeps BERT's parameter count",
+             size=12)  # fmt: skip
+    return svg
+
+
+def local_global_layers() -> Svg:
+    svg = Svg(
+        760,
+        330,
+        "Local and global layers",
+        "Six layers, drawn from layer 0 at the bottom to layer 5 at the top, and twelve tokens in "
+        "each. The squares a layer fills are the tokens that token 6 attends to. Layers 0 and 3 "
+        "are global: token 6 sees all twelve. The others are local: it sees only the tokens "
+        "within two positions of itself (a toy window; ModernBERT's reaches 64 on each side). "
+        "Every third layer is global, starting with the first, so information still crosses the "
+        "whole text in a few layers.",
+    )
+    svg.text(380, 16, "the tokens that token 6 attends to, layer by layer", size=14, bold=True)
+    query, reach, size, gap = 6, 2, 24, 6
+    for layer in range(6):
+        y = 270 - layer * 44
+        is_global = layer % 3 == 0
+        svg.text(20, y + size / 2, f"layer {layer}", size=13, anchor="start")
+        for t in range(12):
+            seen = is_global or abs(t - query) <= reach
+            colors = ORANGE if t == query else BLUE if seen else ("white", GRAY[1])
+            svg.box(110 + t * (size + gap), y, size, size, "", colors)
+        kind = "global: all 12 tokens" if is_global else f"local: {reach} on each side"
+        svg.text(480, y + size / 2, kind, size=13, anchor="start", bold=is_global)
+    svg.text(380, 314, "every third layer is global, starting with the first (layers 0 and 3)",
+             size=12)  # fmt: skip
+    return svg
+
+
+def qkv_projections() -> Svg:
+    svg = Svg(
+        760,
+        270,
+        "Query, key and value: three projections of one token's vector",
+        "Token i's vector x_i, a row of H numbers, is multiplied by three learned matrices, W_Q, "
+        "W_K and W_V, the same for every token. The results are three shorter vectors of d "
+        "numbers for one head: the query q_i, what token i looks for; the key k_i, what it "
+        "offers, compared with every query; and the value v_i, what it hands over to the tokens "
+        "that attend to it.",
+    )
+    svg.text(90, 74, "x_i: token i", size=13, mono=True)
+    svg.text(90, 92, "(H numbers)", size=12)
+    for c in range(6):
+        svg.box(18 + c * 24, 110, 24, 30, "", BLUE)
+    rows = (
+        ("W_Q", "q_i", "query: what token i looks for"),
+        ("W_K", "k_i", "key: what it offers to queries"),
+        ("W_V", "v_i", "value: what it hands over"),
+    )
+    for r, (matrix, name, role) in enumerate(rows):
+        y = 40 + r * 70
+        svg.line([(170, 125), (200, 125), (200, y + 18), (232, y + 18)], arrow=True)
+        svg.box(234, y, 110, 36, f"× {matrix}", PURPLE, size=13, mono=True)
+        svg.arrow(344, y + 18, 376, y + 18)
+        for c in range(3):
+            svg.box(
+                380 + c * 24, y + 3, 24, 30, "", ORANGE if r == 0 else GREEN if r == 2 else BLUE
+            )
+        svg.text(462, y + 18, name, size=13, mono=True, anchor="start")
+        svg.text(500, y + 18, role, size=13, anchor="start")
+    svg.text(380, 252, "one head: d = H / h numbers each; the same three matrices for every token",
+             size=12)  # fmt: skip
+    return svg
+
+
+def wordpiece_training() -> Svg:
+    svg = Svg(
+        760,
+        260,
+        "WordPiece training on three words",
+        "A table of the merges on hug (10 times), pug (5) and hugs (5). Step 0: the words "
+        "spelled in characters, each after the first marked as continuing its word; the most "
+        "frequent pair is u then g, 20 times, merged into the continuing piece ug. Step 1: h then "
+        "ug, 15 times, becomes hug. Step 2: p then ug and hug then s tie at 5; p is the older "
+        "piece, so pug comes first. Step 3: hug then s, 5 times, becomes hugs. Step 4: every word "
+        "is one piece, and no pair is left.",
+    )
+    columns = ((20, "step"), (70, "the words, as pieces (× how often)"), (450, "most frequent pair"),
+               (640, "new piece"))  # fmt: skip
+    for x, head in columns:
+        svg.text(x, 20, head, size=13, bold=True, anchor="start")
+    steps = (
+        ("h ##u ##g ×10  p ##u ##g ×5  h ##u ##g ##s ×5", "##u ##g: 20", "##ug"),
+        ("h ##ug ×10  p ##ug ×5  h ##ug ##s ×5", "h ##ug: 15", "hug"),
+        ("hug ×10  p ##ug ×5  hug ##s ×5", "p ##ug = hug ##s: 5", "pug (tie)"),
+        ("hug ×10  pug ×5  hug ##s ×5", "hug ##s: 5", "hugs"),
+        ("hug ×10  pug ×5  hugs ×5", "no pair left", "(done)"),
+    )
+    for k, (words, pair, piece) in enumerate(steps):
+        y = 54 + k * 40
+        svg.box(12, y - 16, 736, 32, "", GRAY if k % 2 else ("white", GRAY[1]))
+        svg.text(30, y, str(k), size=13, anchor="start")
+        svg.text(70, y, words, size=12, mono=True, anchor="start")
+        svg.text(450, y, pair, size=12, mono=True, anchor="start")
+        svg.text(640, y, piece, size=12, mono=True, anchor="start", bold=k < 4)
+    svg.text(380, 250, "each merge adds one piece; a tie goes to the pair of older pieces", size=12)
+    return svg
+
+
+def task_heads() -> Svg:
+    svg = Svg(
+        760,
+        380,
+        "Three task heads on one encoder",
+        "One encoder reads a text and gives a vector per token, h0 for [CLS] to h5 for [SEP]. "
+        "Three heads read those vectors differently. Sentence classification: BERT's pooler, "
+        "tanh of a dense layer on the [CLS] vector only, then dropout and a linear layer: one "
+        "label per text. Token classification (NER): dropout and a linear layer on every "
+        "position, one tag per token. Question answering: a linear layer giving two numbers per "
+        "position, a start score and an end score; the best start and end give the answer span.",
+    )
+    tokens = ["[CLS]", "the", "film", "was", "great", "[SEP]"]
+    centres = tokens_row(svg, tokens, 122, 334, w=78, gap=8)
+    svg.box(122, 270, 508, 40, "the encoder", BLUE, bold=True)
+    for c in centres:
+        svg.arrow(c, 334, c, 310)
+        svg.arrow(c, 270, c, 250)
+        svg.box(c - 22, 224, 44, 26, f"h{centres.index(c)}", BLUE, size=12, mono=True)
+    svg.line([(centres[0] - 22, 237), (60, 237), (60, 160)], arrow=True)
+    svg.text(68, 190, "reads [CLS] only", size=12, anchor="start", italic=True)
+    for c in centres:
+        svg.line([(c, 224), (c, 204)])
+    svg.line([(centres[0], 204), (630, 204)])
+    svg.text(505, 190, "read every position", size=12, italic=True)
+    heads = (
+        (130, "sentence classification", "pooler: tanh(Dense)\ndropout, linear",
+         "a label per text"),
+        (380, "token classification", "dropout, linear", "a tag per token"),
+        (630, "question answering", "linear: 2 numbers\nper position", "start and end scores"),
+    )  # fmt: skip
+    for cx, title, layers, output in heads:
+        svg.text(cx, 20, title, size=14, bold=True)
+        svg.text(cx, 46, output, size=13, italic=True)
+        svg.arrow(cx, 106, cx, 60)
+        svg.box(cx - 105, 106, 210, 52, layers, GREEN, size=13)
+        if cx > 130:
+            svg.arrow(cx, 204, cx, 160)
+    return svg
+
+
+def accumulation_step() -> Svg:
+    svg = Svg(
+        760,
+        400,
+        "One optimiser step with gradient accumulation",
+        "A batch of 256 sequences is split into four micro-batches of 64. Each runs forward and "
+        "backward on its own, its loss weighted by its share of the batch's masked tokens (n_k "
+        "of N), and the gradients add up in the parameters' .grad: their sum is the gradient of "
+        "the whole batch. Then one step: clip the gradient norm, let the optimiser step, move "
+        "the schedule to the next learning rate, and clear the gradients.",
+    )
+    svg.text(120, 18, "a batch of 256, in four", size=13, bold=True)
+    for k in range(4):
+        y = 40 + k * 60
+        svg.box(20, y, 200, 40, f"micro-batch {k + 1}: 64 rows", GRAY, size=13)
+        svg.arrow(220, y + 20, 250, y + 20)
+        svg.box(252, y, 210, 40, f"forward, backward:\nloss × n{k + 1} / N", ORANGE, size=12)
+        svg.line([(462, y + 20), (490, y + 20), (490, 140), (516, 140)], arrow=True)
+    svg.box(518, 110, 222, 60, ".grad: the sum, which is\nthe batch's gradient", BLUE, size=13)
+    steps = ("clip the norm (1.0)", "optimiser step", "next learning rate", "clear the .grad")
+    svg.line([(629, 170), (629, 290), (110, 290), (110, 304)], arrow=True)
+    for k, label in enumerate(steps):
+        x = 20 + k * 185
+        svg.box(x, 306, 165, 40, label, GREEN if k == 1 else GRAY, size=13)
+        if k:
+            svg.arrow(x - 20, 326, x - 2, 326)
+    svg.text(380, 378, "n_k: the masked tokens of micro-batch k; N: those of the whole batch",
+             size=12)  # fmt: skip
+    return svg
+
+
+def dataloader_workers() -> Svg:
+    svg = Svg(
+        760,
+        330,
+        "The DataLoader worker trap",
+        "With num_workers > 0, every epoch each worker starts from a copy of the collator as it "
+        "was in the main process. Left: a collator whose copies keep the parent's random state "
+        "draws the same masks in every epoch (masks A and B in epoch 1, A and B again in epoch "
+        "2): static masking by accident. Right: MLMCollator reseeds inside each worker from its "
+        "seed and the worker's seed, which PyTorch draws anew every epoch, so epoch 2 gets new "
+        "masks (C and D), and the same run repeats from the same seed.",
+    )
+    svg.box(230, 10, 300, 40, "the collator in the main process", GRAY, size=13)
+    panels = ((190, "a copy keeps the parent's state", ("A", "B", "A", "B"), ORANGE),
+              (570, "MLMCollator: reseeds per worker", ("A", "B", "C", "D"), GREEN))  # fmt: skip
+    for cx, title, masks, colors in panels:
+        svg.line([(380, 50), (380, 66), (cx, 66), (cx, 82)], arrow=True)
+        svg.text(cx, 98, title, size=13, bold=True)
+        for e in range(2):
+            y = 120 + e * 70
+            svg.text(cx - 170, y + 20, f"epoch {e + 1}", size=13, anchor="start")
+            for w in range(2):
+                mask = masks[2 * e + w]
+                svg.box(cx - 110 + w * 150, y, 140, 40, f"worker {w}: masks {mask}", colors,
+                        size=12)  # fmt: skip
+    svg.text(190, 276, "epoch 2 repeats epoch 1:", size=12, italic=True)
+    svg.text(190, 294, "static masking by accident", size=12, italic=True)
+    svg.text(570, 276, "new masks every epoch,", size=12, italic=True)
+    svg.text(570, 294, "the same run again from the same seed", size=12, italic=True)
+    return svg
+
+
+def continued_forgetting() -> Svg:
+    import json
+
+    results = FIGURES.parent.parent / "mlmcourse" / "course" / "results"
+    found = json.loads((results / "continued_pretraining.json").read_text(encoding="utf-8"))
+    summary, runs = found["summary"], found["runs"]
+    svg = Svg(
+        760,
+        330,
+        "What continued pretraining learns and forgets",
+        "A chart from continued_pretraining.json. The shipped world model is trained 300 more "
+        "steps on the world with every city renamed. Its top-1 accuracy on the fact probes: "
+        f"old facts {summary['old_facts_before']['mean']:.0%} before and "
+        f"{summary['old_facts_after']['mean']:.0%} after (mean of three seeds); new facts "
+        f"{summary['new_facts_before']['mean']:.0%} before and "
+        f"{summary['new_facts_after']['mean']:.0%} after. The axis starts at zero; each seed's "
+        "result after 300 steps is drawn as a dot.",
+    )
+    left, right, top, bottom = 300, 600, 40, 280
+
+    def y_of(v: float) -> float:
+        return round(bottom - v * (bottom - top), 1)
+
+    svg.line([(left - 130, top), (left - 130, bottom), (right + 20, bottom)], color=GRAY[1])
+    for v in (0, 0.25, 0.5, 0.75, 1.0):
+        svg.text(left - 138, y_of(v), f"{v:.0%}", size=12, anchor="end")
+    svg.text(left, bottom + 18, "before", size=13)
+    svg.text(right, bottom + 18, "after 300 steps", size=13)
+    svg.text(380, 16, f"top-1 accuracy on {found['probes']} fact probes, {len(runs)} seeds", size=14,
+             bold=True)  # fmt: skip
+    svg.text(380, 320, "lines: the mean of the seeds; dots: each seed after 300 steps", size=12)
+    for key, name, (fill, stroke) in (("old", "old facts", ORANGE), ("new", "new facts", BLUE)):
+        before, after = (
+            summary[f"{key}_facts_before"]["mean"],
+            summary[f"{key}_facts_after"]["mean"],
+        )
+        svg.line([(left, y_of(before)), (right, y_of(after))], color=stroke)
+        for run in runs:
+            svg.parts.append(
+                f'<circle cx="{right}" cy="{y_of(run[f"{key}_facts_after"])}" r="4" '
+                f'fill="{fill}" stroke="{stroke}"/>'
+            )
+        svg.parts.append(f'<circle cx="{left}" cy="{y_of(before)}" r="4" fill="{stroke}"/>')
+        svg.text(left - 10, y_of(before), f"{name} {before:.0%}", size=13, color=stroke,
+                 anchor="end", bold=True)  # fmt: skip
+        svg.text(right + 14, y_of(after), f"{after:.0%}", size=13, color=stroke, anchor="start",
+                 bold=True)  # fmt: skip
+    return svg
+
+
 DIAGRAMS: dict[str, Callable[[], Svg]] = {
     "rotary_rotation": rotary_rotation,
     "pre_post_ln": pre_post_ln,
+    "geglu_mlp": geglu_mlp,
+    "local_global_layers": local_global_layers,
+    "qkv_projections": qkv_projections,
+    "wordpiece_training": wordpiece_training,
+    "task_heads": task_heads,
+    "accumulation_step": accumulation_step,
+    "dataloader_workers": dataloader_workers,
+    "continued_forgetting": continued_forgetting,
     "pretrain_finetune": pretrain_finetune,
     "masking_801010": masking_801010,
     "input_embeddings": input_embeddings,
