@@ -64,13 +64,15 @@ test: venv
 # `$(call timed,NAME,COMMAND)`: run COMMAND and print how long it took.
 timed = t=$$(date +%s); $(2); s=$$?; echo "== make $(1): $$(( $$(date +%s) - t )) s"; exit $$s
 
-# Two workers; each test goes to the next free one (worksteal), the longest first. `unit` is
-# the fast tests, `slow` the ones that train, spawn processes, build or grade notebooks.
+# Two workers; each test goes to the next free one (worksteal), the longest first, by the times
+# the last run recorded in tests/durations.json (commit it when it changes: tests/conftest.py).
+# `unit` is the fast tests, `slow` the ones that train, spawn processes, build or grade notebooks.
+RECORD = MLMCOURSE_RECORD_DURATIONS=tests/durations.json
 unit: venv
-	@$(call timed,unit,$(PYTEST) -n 2 --dist worksteal -m "not slow and not book" tests)
+	@$(call timed,unit,$(RECORD) $(PYTEST) -n 2 --dist worksteal -m "not slow and not book" tests)
 
 slow: venv dist
-	@$(call timed,slow,$(PYTEST) -n 2 --dist worksteal -m "slow and not book" --durations=15 tests)
+	@$(call timed,slow,$(RECORD) $(PYTEST) -n 2 --dist worksteal -m "slow and not book" --durations=15 tests)
 
 # The chapters once, then the book from their outputs (it executes none), then the browser.
 book-from-chapters: chapters

@@ -11,7 +11,9 @@ has slow moments that are not bugs). ``HYPOTHESIS_PROFILE=thorough`` tries ten t
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -134,11 +136,49 @@ def wheel(distributions):
     return path
 
 
-def hinted_seconds(item) -> float | None:
-    """How long a test takes, when its ``@pytest.mark.slow(seconds=N)`` says so: N is what it
-    took in ``make test``'s slow stage (two workers beside the chapters), so the hints compare."""
-    marker = item.get_closest_marker("slow")
-    return float(marker.kwargs["seconds"]) if marker and "seconds" in marker.kwargs else None
+# How long each test took in the last full run (setup, call and teardown, in ``make test``'s
+# stages: two workers beside the chapters), recorded by that run (``make unit`` and ``make slow``
+# set MLMCOURSE_RECORD_DURATIONS=tests/durations.json, the file to write) and committed, so a
+# clean clone balances its workers by what the tests took, not by numbers typed into markers.
+DURATIONS = Path(__file__).with_name("durations.json")
+LONG = 5.0  # seconds: a test this long is dealt to a worker; shorter ones keep their file order
+
+
+def recorded_seconds(path: Path = DURATIONS) -> dict[str, float]:
+    """``{test id: seconds}`` from the last recorded run; empty when there is none."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+_measured: dict[str, float] = {}
+_failed: set[str] = set()
+
+
+def pytest_runtest_logreport(report):
+    """Add up each test's phases (on the controller, which sees every worker's reports)."""
+    if os.environ.get("MLMCOURSE_RECORD_DURATIONS") and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _measured[report.nodeid] = _measured.get(report.nodeid, 0.0) + report.duration
+        if report.failed:
+            _failed.add(report.nodeid)
+
+
+def merged_durations(
+    recorded: dict[str, float], measured: dict[str, float], failed: set[str]
+) -> dict[str, float]:
+    """``recorded`` updated with this run's times, sorted by test id; a test that failed keeps
+    its recorded time (a failure that ends early would make it look short)."""
+    merged = dict(recorded)
+    for nodeid, seconds in measured.items():
+        if nodeid not in failed or nodeid not in merged:
+            merged[nodeid] = round(seconds, 1)
+    return dict(sorted(merged.items()))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Write this run's durations into :data:`DURATIONS` (on the controller only)."""
+    if _measured and not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = Path(os.environ["MLMCOURSE_RECORD_DURATIONS"])
+        merged = merged_durations(recorded_seconds(path), _measured, _failed)
+        path.write_text(json.dumps(merged, indent=0) + "\n", encoding="utf-8")
 
 
 # Session fixtures that cost a worker a minute or more to build: every test using one goes to the
@@ -153,27 +193,32 @@ def one_worker_fixture(item) -> str | None:
     return next((name for name in ONE_WORKER_FIXTURES if name in names), None)
 
 
-def balanced_order(items: list, workers: int) -> list:
+def balanced_order(items: list, workers: int, seconds: dict[str, float]) -> list:
     """The order in which ``workers`` xdist workers share the longest tests evenly.
 
     pytest-xdist's worksteal scheduler first hands each worker a contiguous share of the
     collection (the first ``n // workers`` tests to the first, and so on). Here each share
-    starts with its long tests, dealt longest first to the share with the least seconds so far
-    (two long tests on one worker would run one after the other while the other worker idles),
-    except that the long tests using one of ``ONE_WORKER_FIXTURES`` follow the first of them;
-    the other tests fill the shares in their collection order, so a file stays together.
+    starts with its long tests (``seconds[test id]`` at least :data:`LONG`), dealt longest first
+    to the share with the least seconds so far (two long tests on one worker would run one after
+    the other while the other worker idles), except that the long tests using one of
+    ``ONE_WORKER_FIXTURES`` follow the first of them; the other tests fill the shares in their
+    collection order, so a file stays together.
     """
-    hinted = sorted((i for i in items if hinted_seconds(i) is not None), key=hinted_seconds)[::-1]
-    rest = [i for i in items if hinted_seconds(i) is None]
-    if not hinted or workers < 2:
-        return hinted + rest
+
+    def took(item) -> float:
+        return seconds.get(item.nodeid, 0.0)
+
+    long = sorted((i for i in items if took(i) >= LONG), key=took)[::-1]
+    rest = [i for i in items if took(i) < LONG]
+    if not long or workers < 2:
+        return long + rest
     sizes, left = [], len(items)
     for k in range(workers):  # as xdist splits: left // workers still to serve
         sizes.append(left // (workers - k))
         left -= sizes[-1]
     shares, load = [[] for _ in sizes], [0.0] * workers
     placed: dict[str, int] = {}  # fixture -> the share of its first test
-    for item in hinted:
+    for item in long:
         open_shares = [k for k in range(workers) if len(shares[k]) < sizes[k]]
         fixture = one_worker_fixture(item)
         k = placed.get(fixture)
@@ -182,7 +227,7 @@ def balanced_order(items: list, workers: int) -> list:
         if fixture:
             placed.setdefault(fixture, k)
         shares[k].append(item)
-        load[k] += hinted_seconds(item)
+        load[k] += took(item)
     rest_iter = iter(rest)
     for k, share in enumerate(shares):
         share.extend(next(rest_iter) for _ in range(sizes[k] - len(share)))
@@ -191,6 +236,6 @@ def balanced_order(items: list, workers: int) -> list:
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected: these are the tests that run
 def pytest_collection_modifyitems(items):
-    """The long tests (``@pytest.mark.slow(seconds=N)``) first, shared evenly by the workers."""
+    """The long tests (by :data:`DURATIONS`) first, shared evenly by the workers."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    items[:] = balanced_order(items, workers)
+    items[:] = balanced_order(items, workers, recorded_seconds())

@@ -67,7 +67,7 @@ def world():
     )
 
 
-@pytest.mark.slow(seconds=53)
+@pytest.mark.slow
 def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
     """book/ner_world.md, "two more seeds" and "Constrained decoding": both taggers on 50 sentences,
     seeds 0, 1 and 2. The chapter trains seed 0 (its learning curve) and asserts the Viterbi
@@ -97,7 +97,7 @@ def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
     assert min(viterbi_gain["from scratch"]) > max(viterbi_gain["pretrained"]), viterbi_gain
 
 
-@pytest.mark.slow(seconds=92)
+@pytest.mark.slow
 @needs_wnut17
 def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data):
     """book/ner_real.md, "Real data: WNUT-17": the world-pretrained encoder and a model of the same
@@ -158,7 +158,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
     assert max(scratch_f1) < 0.15 and wnut_baseline_f1 < 0.15  # all low
 
 
-@pytest.mark.slow(seconds=372)
+@pytest.mark.slow
 @needs_wnut17
 def test_ner_minilm_short_run_on_1000_tweets(real_data):
     """book/ner_real.md, "Real weights on real tweets": MiniLM fine-tuned with REAL_TEXT_RECIPE on the
@@ -192,7 +192,7 @@ def test_ner_minilm_short_run_on_1000_tweets(real_data):
     assert "madison" in entities_html(text, found, types=wnut_types)  # the chapter shows it
 
 
-@pytest.mark.slow(seconds=539)
+@pytest.mark.slow
 def test_using_world_qa_short_run_gains_over_the_untrained_reader():
     """book/using.md, "Questions about the world": MiniLM fine-tuned for QA on 600 training
     questions, three epochs in batches of 8 (225 steps), seed 0. The chapter shows the untrained

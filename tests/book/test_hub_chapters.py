@@ -172,16 +172,9 @@ def _allowed(path: str) -> bool:
     return any(fnmatch(path, pattern) for pattern in HUB_FILES)
 
 
-# How long each chapter takes on one thread (measured), for the workers' balance.
-SECONDS = {"using": 80, "ner_real": 40, "pretraining_practice": 55}
-
-
 @pytest.mark.parametrize(
     "chapter",
-    [
-        pytest.param(p, marks=pytest.mark.slow(seconds=SECONDS.get(p.stem, 20)))
-        for p in HUB_CHAPTERS
-    ],
+    [pytest.param(p, marks=pytest.mark.slow) for p in HUB_CHAPTERS],
     ids=lambda p: p.stem,
 )
 def test_a_hub_chapter_runs_top_to_bottom_against_a_local_hub(chapter, colab, wheel, hub, tmp_path):
@@ -195,7 +188,7 @@ def test_a_hub_chapter_runs_top_to_bottom_against_a_local_hub(chapter, colab, wh
 OFFLINE_LINE = 'os.environ["HF_HUB_OFFLINE"] = "1"'
 
 
-@pytest.mark.slow(seconds=42)
+@pytest.mark.slow
 def test_the_old_offline_line_put_back_fails_the_run(colab, wheel, hub, tmp_path):
     chapter = ROOT / "book" / "pretraining_practice.md"
     cells = colab_cells(chapter)

