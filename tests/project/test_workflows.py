@@ -151,3 +151,12 @@ def test_gpu_executes_the_chapters_with_cuda_by_hand_or_weekly():
 def test_actionlint_knows_the_gpu_runner_label():
     config = yaml.safe_load((GITHUB / "actionlint.yaml").read_text())
     assert "gpu" in config["self-hosted-runner"]["labels"]
+
+
+def test_the_oldest_torch_the_package_allows_is_the_one_the_suite_runs_on():
+    """A floor no run has checked is a promise nobody kept: the package allows no torch older
+    than the one ``requirements.txt`` pins, which every ``make test`` runs on."""
+    pinned = re.search(r"^torch==(\d+)\.(\d+)", (ROOT / "requirements.txt").read_text(), re.M)
+    floor = re.search(r'"torch>=(\d+)\.(\d+)', (ROOT / "pyproject.toml").read_text())
+    assert pinned and floor
+    assert tuple(map(int, floor.groups())) == tuple(map(int, pinned.groups()))
