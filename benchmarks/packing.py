@@ -25,6 +25,7 @@ import copy
 import os
 import random
 import statistics
+from contextlib import nullcontext
 
 import torch
 from train_mlm import (
@@ -110,7 +111,6 @@ def run_corpus(name, args, config, peak) -> float:
     tokenizer = WordPieceTokenizer.train(texts, vocab_size=args.vocab)
     config.vocab_size = tokenizer.vocab_size
     ours, theirs = make_models(config)
-    speed_path(ours)  # packed rows: the speed path keeps their texts apart
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=args.seq_len))
     packed = PackedMLMBatches(texts, collator, batch_size=args.batch, seed=0)
     reference = reference_batches(texts, tokenizer, args.batch, args.seq_len)
@@ -126,13 +126,14 @@ def run_corpus(name, args, config, peak) -> float:
         s[2] += needed_flops(config, batch)
         s[3].append(padding_share(batch["attention_mask"]))
 
-    for i in range(args.warmup + args.steps):
-        ours_batch, their_batch = packed(i), next(reference)
-        if i == args.warmup:
-            stats = {k: [0.0, 0, 0, []] for k in stats}
-        order = [("ours", ours, ours_batch), ("transformers", theirs, their_batch)]
-        for label, model, batch in order if i % 2 == 0 else order[::-1]:
-            step(label, model, batch)
+    with speed_path(ours):  # packed rows: the speed path keeps their texts apart
+        for i in range(args.warmup + args.steps):
+            ours_batch, their_batch = packed(i), next(reference)
+            if i == args.warmup:
+                stats = {k: [0.0, 0, 0, []] for k in stats}
+            order = [("ours", ours, ours_batch), ("transformers", theirs, their_batch)]
+            for label, model, batch in order if i % 2 == 0 else order[::-1]:
+                step(label, model, batch)
     lengths = collator.lengths(texts[:2000])
     print(f"\n{source}: {len(texts):,} texts, median {statistics.median(lengths):.0f} tokens "
           f"(at most {args.seq_len}); {args.steps} steps each after {args.warmup} warm-up")  # fmt: skip
@@ -154,14 +155,16 @@ def full_rows_mfu(args, config, peak) -> None:
     flops = step_matmul_flops(config, args.batch, args.seq_len, scored)
     cpu = torch.device("cpu")
     mfu = []
-    for model in (ours, speed_path(copy.deepcopy(ours))):  # the plain core, then the speed path
+    fast = copy.deepcopy(ours)
+    for model, path in ((ours, nullcontext()), (fast, speed_path(fast))):  # plain, then speed
         optimizer = build_optimizer(model, TrainingConfig(learning_rate=1e-4))
-        for _ in range(args.warmup):
-            train_step_seconds(model, optimizer, batch, device=cpu, precision="fp32")
-        seconds = statistics.median(
-            train_step_seconds(model, optimizer, batch, device=cpu, precision="fp32")
-            for _ in range(args.steps)
-        )
+        with path:
+            for _ in range(args.warmup):
+                train_step_seconds(model, optimizer, batch, device=cpu, precision="fp32")
+            seconds = statistics.median(
+                train_step_seconds(model, optimizer, batch, device=cpu, precision="fp32")
+                for _ in range(args.steps)
+            )
         mfu.append(flops / seconds / peak)
     print(f"\nfull {args.batch} x {args.seq_len} rows, no padding: ours MFU {mfu[0]:.1%} (plain "
           f"core), {mfu[1]:.1%} (speed path)")  # fmt: skip

@@ -62,7 +62,8 @@ def fast_dropout(
 
 class FastDropout(nn.Dropout):
     """``nn.Dropout`` whose forward is :func:`fast_dropout`: the same ``p``, no parameters, so a
-    model's ``nn.Dropout`` modules switch to it in place (:func:`~mlmcourse.model.speed.speed_path`)."""
+    model's ``nn.Dropout`` modules become one inside ``with speed_path(model):`` and switch back
+    when the block ends (:func:`~mlmcourse.model.speed.speed_path`)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return fast_dropout(x, self.p, self.training)

@@ -17,17 +17,20 @@ than its padded shape suggests, and neither changes a real token's result:
 
 :class:`SpeedBertModel` is :class:`~mlmcourse.model.bert.BertModel` with those two added to its
 ``forward`` (``position_ids``, ``unpad=True``): the same modules, weights and names, so a model
-switches to it and back without a copy (:func:`speed_path`), and its checkpoints are BERT's.
-Real tokens' hidden states are those of the padded path; padded positions come out as zeros,
-which nothing should read (losses and heads skip them). Training on a CPU, the speed path's
-dropout draws 16 random bits an element instead of a float (:mod:`mlmcourse.model.dropout`):
-the same distribution, not the same draws. ``benchmarks/packing.py`` and
-``benchmarks/fine_tuning.py`` measure the gain against ``transformers``.
+takes it for the length of a ``with speed_path(model):`` block and is given its own classes
+back at the end, without a copy (:func:`speed_path`); its checkpoints are BERT's. Real tokens'
+hidden states are those of the padded path; padded positions come out as zeros, which nothing
+should read (losses and heads skip them). Training on a CPU, the speed path's dropout draws 16
+random bits an element instead of a float (:mod:`mlmcourse.model.dropout`): the same
+distribution, not the same draws. ``benchmarks/packing.py`` and ``benchmarks/fine_tuning.py``
+measure the gain against ``transformers``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -144,8 +147,8 @@ class SpeedSelfAttention(BertSelfAttention):
     """BERT's self-attention whose training-time dropout on a CPU is :func:`fast_dropout`.
 
     torch's fused attention (SDPA) has no dropout on a CPU: with ``dropout_p > 0`` it computes
-    the probabilities in full and drops them with a float draw each. Written out here with the
-    cheaper draws, a training step's attention takes about a quarter less time.
+    the probabilities in full and drops them with a float draw each. Written out here, they are
+    dropped with the cheaper draws (``benchmarks/profile_step.py`` measures what that saves).
     """
 
     def attend(
@@ -171,7 +174,8 @@ class SpeedSelfAttention(BertSelfAttention):
 
 class SpeedBertModel(BertModel):
     """BERT's encoder, taking packed rows (``position_ids`` that restart at 0) and, with
-    ``unpad=True``, computing on the real tokens only. Built by :func:`speed_path`."""
+    ``unpad=True``, computing on the real tokens only. A model's encoder is one inside
+    ``with speed_path(model):`` (:func:`speed_path`)."""
 
     def forward(
         self,
@@ -234,27 +238,43 @@ def has_speed_path(model: nn.Module) -> bool:
     return type(getattr(model, "bert", model)) in (BertModel, SpeedBertModel)
 
 
-def speed_path(model: nn.Module, *, cheap_dropout: bool = True) -> nn.Module:
-    """``model`` (an encoder, or a head with one as ``.bert``) with its encoder on the speed
-    path: the same module, weights and names, now taking ``position_ids`` and ``unpad``; with
-    ``cheap_dropout``, every dropout (the head's too) draws :func:`fast_dropout`'s cheaper random
-    bits in training. Code that only predicts passes ``cheap_dropout=False``, so a model it
-    switches trains afterwards as it would have.
+# What the speed path swaps, each for a subclass with the same weights and another forward.
+SPEED_CLASSES: dict[type[nn.Module], type[nn.Module]] = {
+    BertModel: SpeedBertModel,
+    BertSelfAttention: SpeedSelfAttention,
+    nn.Dropout: FastDropout,
+}
+
+
+@contextmanager
+def speed_path(model: nn.Module) -> Iterator[nn.Module]:
+    """Put ``model`` (an encoder, or a head with one as ``.bert``) on the speed path for the
+    length of a ``with`` block, and give every module its own class back when the block ends,
+    also when it raises::
+
+        with speed_path(model) as fast:  # fast is model: the same module, weights and names
+            fast(input_ids, attention_mask, unpad=True)
+
+    Inside, the encoder is a :class:`SpeedBertModel` (taking ``position_ids`` and ``unpad``),
+    and in training every dropout (the head's too) draws :func:`fast_dropout`'s cheaper random
+    bits on a CPU; in eval mode dropout is off, so prediction gets the plain path's numbers.
+    Entering again inside the block changes nothing, and leaving the inner block restores
+    nothing: each block gives back only what it swapped.
 
     Only BERT's encoder has one: the modern encoder's switches (rotary positions, local
     windows) would each need their own unpadded and packed versions.
     """
     encoder = getattr(model, "bert", model)
-    if type(encoder) is BertModel:
-        encoder.__class__ = SpeedBertModel  # no new weights: the forward is all that differs
-    elif not isinstance(encoder, SpeedBertModel):
+    if not has_speed_path(model):
         raise TypeError(
             f"unpadding and packing run on BERT's encoder; this model's is a "
             f"{type(encoder).__name__}: train it padded (unpad: false, packing: false)"
         )
-    for module in model.modules() if cheap_dropout else ():  # no weights: only the forward
-        if type(module) is nn.Dropout:
-            module.__class__ = FastDropout
-        elif type(module) is BertSelfAttention:
-            module.__class__ = SpeedSelfAttention
-    return model
+    swapped = [(m, type(m)) for m in model.modules() if type(m) in SPEED_CLASSES]
+    try:
+        for module, plain in swapped:  # no new weights: the forward is all that differs
+            module.__class__ = SPEED_CLASSES[plain]
+        yield model
+    finally:
+        for module, plain in swapped:
+            module.__class__ = plain

@@ -8,6 +8,7 @@ function of the config (:func:`load_texts`, :func:`build_tokenizer`, :func:`buil
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,15 +58,11 @@ class PretrainRun:
 
 def _training_batches(
     config: PretrainConfig,
-    model: nn.Module,
     collator: MLMCollator | CLMCollator,
     texts: Sequence[str],
     job: distributed.DistributedInfo,
 ) -> MLMBatches | PackedMLMBatches:
-    """Batch ``i`` of the run, on this rank. Packed rows need the encoder's speed path, which
-    keeps their texts apart; it is switched on here."""
-    if config.packing:
-        speed_path(model)
+    """Batch ``i`` of the run, on this rank (packed rows, with ``packing``)."""
     return (PackedMLMBatches if config.packing else MLMBatches)(
         texts,
         PackedMLMCollator(collator) if config.packing else collator,
@@ -91,17 +88,19 @@ def pretrain(
     train_texts, validation_texts = load_texts(config.dataset)
     model, tokenizer = _model_and_tokenizer(config, train_texts, say)
     collator = build_collator(config, tokenizer, model.config.max_position_embeddings)
-    batches = _training_batches(config, model, collator, train_texts, job)
+    batches = _training_batches(config, collator, train_texts, job)
     eval_batches = fixed_eval_batches(
         validation_texts, collator, batch_size=config.eval_batch_size, seed=config.eval_seed
     )
     say(_summary(config, model, tokenizer, (len(train_texts), len(validation_texts)), job))
-    result = train(
-        model, batches, _scaled_training_config(config, job.world_size, say),
-        eval_batches=eval_batches, device=job.device, output_dir=config.output_dir or None,
-        tokenizer=tokenizer, resume_from=config.resume_from_checkpoint or None,
-        extra_config=config.to_dict(), progress=progress, log=log,
-    )  # fmt: skip
+    # packed rows need the encoder's speed path, which keeps their texts apart, for the run
+    with speed_path(model) if config.packing else nullcontext():
+        result = train(
+            model, batches, _scaled_training_config(config, job.world_size, say),
+            eval_batches=eval_batches, device=job.device, output_dir=config.output_dir or None,
+            tokenizer=tokenizer, resume_from=config.resume_from_checkpoint or None,
+            extra_config=config.to_dict(), progress=progress, log=log,
+        )  # fmt: skip
     if config.output_dir:
         say(f"checkpoint written to {config.output_dir}")
     return PretrainRun(model, tokenizer, result, config, list(train_texts), eval_batches, collator)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -85,6 +86,8 @@ def train(
     are evaluated every ``eval_steps`` steps and at the end; with ``output_dir``, a checkpoint
     (with ``extra_config``) is written every ``save_steps`` steps and at the end, and
     ``resume_from`` continues a checkpointed run exactly. ``log`` receives the messages.
+    With ``config.unpad`` the run is on the encoder's speed path
+    (:func:`~mlmcourse.model.speed.speed_path`), and ``model`` leaves with its classes as it came.
     """
     device = _place(model, device)
     optimizer = optimizer or build_optimizer(model, config)
@@ -93,23 +96,26 @@ def train(
     saved_config = {**config.to_dict(), **dict(extra_config or {})}
     checkpoints = Checkpointer(output_dir, model, optimizer, scheduler, tokenizer, saved_config)
     result = TrainResult() if resume_from is None else checkpoints.resume(resume_from, config, say)
-    if config.unpad:  # the real tokens only: the encoder's speed path
-        speed_path(model)
-    ddp = _ddp_or_none(model, device)
-    forward = CompileFallback(ddp or model, enabled=config.torch_compile)
-    if config.unpad:
-        forward = partial(forward, unpad=True)
-    evaluate_now = None
-    if eval_batches is not None:
-        evaluate_now = partial(
-            evaluate, model, eval_batches, device=device, precision=config.precision
+    # unpad: the real tokens only, on the encoder's speed path until the run ends
+    with speed_path(model) if config.unpad else nullcontext():
+        ddp = _ddp_or_none(model, device)
+        forward = CompileFallback(ddp or model, enabled=config.torch_compile)
+        if config.unpad:
+            forward = partial(forward, unpad=True)
+        evaluate_now = None
+        if eval_batches is not None:
+            evaluate_now = partial(
+                evaluate, model, eval_batches, device=device, precision=config.precision
+            )
+        run = Run(
+            model, forward, ddp, device, optimizer, scheduler, checkpoints, config, evaluate_now
         )
-    run = Run(model, forward, ddp, device, optimizer, scheduler, checkpoints, config, evaluate_now)
-    model.train()
-    with _progress_bar(config, result.step, progress) as bar, StopRequest(ddp is None, say) as stop:
-        training_steps(run, get_batch, result, bar, stop)
-    if evaluate_now is not None and config.final_evaluation and is_main_process():
-        _final_evaluation(evaluate_now, model, result, say)
+        model.train()
+        bar = _progress_bar(config, result.step, progress)
+        with bar, StopRequest(ddp is None, say) as stop:
+            training_steps(run, get_batch, result, bar, stop)
+        if evaluate_now is not None and config.final_evaluation and is_main_process():
+            _final_evaluation(evaluate_now, model, result, say)
     checkpoints.save(result)
     return result
 

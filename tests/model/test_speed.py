@@ -64,23 +64,24 @@ def test_pad_heads_gives_each_heads_padded_rows_first_and_unpad_heads_inverts_it
 )
 def test_unpadded_hidden_states_equal_the_padded_path_on_real_tokens(switches):
     torch.manual_seed(0)
-    model = speed_path(BertModel(tiny_encoder_config(**switches), add_pooling_layer=True).eval())
+    model = BertModel(tiny_encoder_config(**switches), add_pooling_layer=True).eval()
     ids, mask = padded_batch()
     token_types = (torch.arange(ids.shape[1]) >= 3).long().expand_as(ids) * mask
-    padded = model(ids, mask, token_types)
-    unpadded = model(ids, mask, token_types, unpad=True)
+    kwargs = dict(output_hidden_states=True, output_attentions=True)
+    with speed_path(model):
+        padded = model(ids, mask, token_types)
+        unpadded = model(ids, mask, token_types, unpad=True)
+        # every layer's states and attention: from rows, the padded path's
+        both = (
+            model(ids, mask, token_types, **kwargs),
+            model(ids, mask, token_types, unpad=True, **kwargs),
+        )
     real = mask.bool()
     assert torch.allclose(
         padded.last_hidden_state[real], unpadded.last_hidden_state[real], atol=1e-5
     )
     assert not unpadded.last_hidden_state[~real].any()  # padding: zeros, never computed
     assert torch.allclose(padded.pooler_output, unpadded.pooler_output, atol=1e-5)
-    # every layer's states and attention: from rows, the padded path's
-    kwargs = dict(output_hidden_states=True, output_attentions=True)
-    both = (
-        model(ids, mask, token_types, **kwargs),
-        model(ids, mask, token_types, unpad=True, **kwargs),
-    )
     for a, b in zip(
         both[0].hidden_states + both[0].attentions,
         both[1].hidden_states + both[1].attentions,
@@ -89,70 +90,118 @@ def test_unpadded_hidden_states_equal_the_padded_path_on_real_tokens(switches):
         assert torch.equal(a, b)
 
 
-def test_the_speed_path_is_the_same_module_and_weights():
+def classes(model: torch.nn.Module) -> list[type]:
+    return [type(m) for m in model.modules()]
+
+
+def test_the_speed_path_is_the_same_module_and_weights_for_the_block_only():
     model = BertForMaskedLM(tiny_encoder_config())
-    encoder, weights = model.bert, dict(model.state_dict())
-    assert speed_path(model) is model and model.bert is encoder
-    assert isinstance(model.bert, SpeedBertModel) and model.state_dict().keys() == weights.keys()
-    assert speed_path(model) is model  # again: nothing to do
+    encoder, weights, before = model.bert, dict(model.state_dict()), classes(model)
+    with speed_path(model) as fast:
+        assert fast is model and model.bert is encoder
+        assert isinstance(model.bert, SpeedBertModel)
+        assert all(torch.equal(w, weights[n]) for n, w in model.state_dict().items())
+        assert model.state_dict().keys() == weights.keys()
+        assert has_speed_path(model)
+    assert classes(model) == before and type(model.bert) is BertModel
     assert has_speed_path(model) and has_speed_path(BertModel(tiny_encoder_config()))
+
+
+def test_the_speed_path_gives_the_classes_back_when_its_block_raises():
+    model = BertForTokenClassification(tiny_encoder_config(), num_labels=3)
+    before = classes(model)
+    with pytest.raises(RuntimeError, match="in the block"), speed_path(model):
+        assert classes(model) != before
+        raise RuntimeError("in the block")
+    assert classes(model) == before
+
+
+def test_a_nested_speed_path_changes_nothing_and_the_outer_one_restores():
+    model = BertForTokenClassification(tiny_encoder_config(), num_labels=3)
+    before = classes(model)
+    with speed_path(model):
+        inside = classes(model)
+        with speed_path(model) as again:
+            assert again is model and classes(model) == inside
+        assert classes(model) == inside  # the inner block gave back only what it swapped
+        with pytest.raises(ValueError), speed_path(model):
+            raise ValueError
+        assert classes(model) == inside
+    assert classes(model) == before
 
 
 def test_the_speed_path_draws_every_dropout_with_fewer_random_bits():
     model = BertForTokenClassification(tiny_encoder_config(), num_labels=3)
     dropouts = sum(type(m) is torch.nn.Dropout for m in model.modules())
-    speed_path(model)
-    assert sum(type(m) is FastDropout for m in model.modules()) == dropouts  # the head's too
-    assert not any(type(m) is torch.nn.Dropout for m in model.modules())
-    attentions = [layer.attention.self for layer in model.bert.encoder.layer]
-    assert all(type(a) is SpeedSelfAttention for a in attentions)
+    with speed_path(model):
+        assert sum(type(m) is FastDropout for m in model.modules()) == dropouts  # the head's too
+        assert not any(type(m) is torch.nn.Dropout for m in model.modules())
+        attentions = [layer.attention.self for layer in model.bert.encoder.layer]
+        assert all(type(a) is SpeedSelfAttention for a in attentions)
+    assert sum(type(m) is torch.nn.Dropout for m in model.modules()) == dropouts
+
+
+def test_in_eval_mode_the_speed_path_predicts_what_the_plain_path_does():
+    """Dropout is off in eval mode, so the cheaper draws change nothing a prediction gives."""
+    torch.manual_seed(0)
+    model = BertForTokenClassification(tiny_encoder_config(), num_labels=3).eval()
+    ids, mask = padded_batch()
+    plain = model(ids, mask).logits
+    with speed_path(model):
+        assert torch.equal(model(ids, mask).logits, plain)
 
 
 def test_training_attention_drops_the_probabilities_with_the_cheaper_mask():
     """The speed path's attention in training is softmax(QK^T/sqrt(d) + bias), dropped by
     keep_mask's draws and rescaled, times V: computed by hand with the same seed."""
     torch.manual_seed(0)
-    model = speed_path(BertModel(tiny_encoder_config(attention_probs_dropout_prob=0.3))).train()
+    model = BertModel(tiny_encoder_config(attention_probs_dropout_prob=0.3)).train()
     attention = model.encoder.layer[0].attention.self
     q, k, v = torch.randn(3, 2, attention.num_attention_heads, 5, attention.attention_head_size)
     bias = torch.zeros(2, 1, 5, 5).masked_fill_(torch.rand(2, 1, 5, 5) < 0.3, -1e9)
-    torch.manual_seed(7)
-    context, probs = attention.attend(q, k, v, bias)
-    torch.manual_seed(7)
-    weights = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + bias).softmax(-1)
-    keep = keep_mask(weights.shape, 0.3, weights.device)
-    assert probs is None
-    assert torch.allclose(context, (weights * keep / keep_probability(0.3)) @ v, atol=1e-6)
-    model.eval()  # evaluation: no dropout, torch's fused kernel, equal to the formula
-    context, _ = attention.attend(q, k, v, bias)
-    assert torch.allclose(context, weights @ v, atol=1e-5)
+    with speed_path(model):
+        torch.manual_seed(7)
+        context, probs = attention.attend(q, k, v, bias)
+        torch.manual_seed(7)
+        weights = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + bias).softmax(-1)
+        keep = keep_mask(weights.shape, 0.3, weights.device)
+        assert probs is None
+        assert torch.allclose(context, (weights * keep / keep_probability(0.3)) @ v, atol=1e-6)
+        model.eval()  # evaluation: no dropout, torch's fused kernel, equal to the formula
+        context, _ = attention.attend(q, k, v, bias)
+        assert torch.allclose(context, weights @ v, atol=1e-5)
 
 
 def test_the_modern_encoder_has_no_speed_path_and_says_so():
     modern = ModernBertModel(ModernConfig(**tiny_encoder_config().to_dict(), pre_layer_norm=True))
     assert not has_speed_path(modern)
+    before = classes(modern)
     with pytest.raises(TypeError, match="unpadding and packing run on BERT's encoder"):
-        speed_path(modern)
+        with speed_path(modern):
+            pass
+    assert classes(modern) == before  # refused before anything was swapped
 
 
 def test_unpadding_keeps_packed_rows_apart():
     torch.manual_seed(0)
-    model = speed_path(BertModel(tiny_encoder_config()).eval())
+    model = BertModel(tiny_encoder_config()).eval()
     ids = torch.randint(1, 60, (2, 10))
     mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
     positions = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 1, 2, 0, 0, 0, 0]])
-    padded = model(ids, mask, position_ids=positions).last_hidden_state
-    unpadded = model(ids, mask, position_ids=positions, unpad=True).last_hidden_state
+    with speed_path(model):
+        padded = model(ids, mask, position_ids=positions).last_hidden_state
+        unpadded = model(ids, mask, position_ids=positions, unpad=True).last_hidden_state
     assert torch.allclose(padded[mask.bool()], unpadded[mask.bool()], atol=1e-5)
 
 
 def test_unpad_without_padding_or_mask_is_the_plain_path():
     torch.manual_seed(0)
-    model = speed_path(BertModel(tiny_encoder_config()).eval())
+    model = BertModel(tiny_encoder_config()).eval()
     ids = torch.randint(1, 60, (3, 8))
     plain = model(ids).last_hidden_state
-    assert torch.equal(model(ids, unpad=True).last_hidden_state, plain)
-    full = model(ids, torch.ones_like(ids), unpad=True).last_hidden_state
+    with speed_path(model):
+        assert torch.equal(model(ids, unpad=True).last_hidden_state, plain)
+        full = model(ids, torch.ones_like(ids), unpad=True).last_hidden_state
     assert torch.allclose(full, plain, atol=1e-6)
 
 
@@ -160,20 +209,20 @@ def test_unpadded_equals_transformers_padded_on_real_tokens():
     torch.manual_seed(0)
     ours = BertModel(tiny_encoder_config()).eval()
     theirs = transformers_twin(ours)
-    speed_path(ours)
     ids, mask = padded_batch()
-    a = ours(ids, mask, unpad=True).last_hidden_state
+    with speed_path(ours):
+        a = ours(ids, mask, unpad=True).last_hidden_state
     b = theirs(input_ids=ids, attention_mask=mask).last_hidden_state
     assert torch.allclose(a[mask.bool()], b[mask.bool()], atol=1e-5)
 
 
 def _head_outputs(model, ids, mask, **labels):
     """Loss, the outputs at real positions, and every parameter's gradient, padded or not."""
-    speed_path(model)
     results = []
     for unpad in (False, True):
         model.zero_grad()
-        out = model(ids, mask, unpad=unpad, **labels)
+        with speed_path(model):
+            out = model(ids, mask, unpad=unpad, **labels)
         out.loss.backward()
         grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         results.append((out, grads))

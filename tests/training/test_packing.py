@@ -81,9 +81,10 @@ def test_a_packed_row_gives_each_document_its_hidden_states_alone(tokenizer, is_
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, max_position_embeddings=64)
     config.is_causal = is_causal
     torch.manual_seed(0)
-    model = speed_path(BertModel(config).eval())
+    model = BertModel(config).eval()
     encoded, row, positions = _alone_and_packed(tokenizer, config, TEXTS[:4])
-    packed = model(row, torch.ones_like(row), position_ids=positions).last_hidden_state[0]
+    with speed_path(model):
+        packed = model(row, torch.ones_like(row), position_ids=positions).last_hidden_state[0]
     start = 0
     for ids in encoded:
         alone = model(torch.tensor([ids])).last_hidden_state[0]
@@ -96,11 +97,11 @@ def test_packed_equals_transformers_with_the_same_block_diagonal_mask(tokenizer)
     torch.manual_seed(0)
     ours = BertModel(config).eval()
     theirs = transformers_twin(ours)
-    speed_path(ours)
     _, row, positions = _alone_and_packed(tokenizer, config, TEXTS[:3])
     docs = document_ids(positions)
     mask4d = docs[:, None, :, None] == docs[:, None, None, :]  # (B, 1, T, T): True = attend
-    a = ours(row, torch.ones_like(row), position_ids=positions).last_hidden_state
+    with speed_path(ours):
+        a = ours(row, torch.ones_like(row), position_ids=positions).last_hidden_state
     b = theirs(input_ids=row, attention_mask=mask4d, position_ids=positions).last_hidden_state
     assert torch.allclose(a, b, atol=1e-5)
 
@@ -108,10 +109,11 @@ def test_packed_equals_transformers_with_the_same_block_diagonal_mask(tokenizer)
 def test_packed_mlm_logits_and_loss_equal_the_padded_path(tokenizer):
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size, max_position_embeddings=64)
     torch.manual_seed(0)
-    model = speed_path(BertForMaskedLM(config).eval())
+    model = BertForMaskedLM(config).eval()
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=64, mlm_probability=0.3))
     batch = collator([TEXTS[:3], TEXTS[3:]], generator=torch.Generator().manual_seed(0))
-    packed = model(**batch)
+    with speed_path(model):
+        packed = model(**batch)
     # The same documents, with the same masks, each on its own row of a padded batch.
     docs = document_ids(batch["position_ids"])
     pieces = []

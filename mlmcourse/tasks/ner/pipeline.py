@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -40,15 +41,13 @@ def _model_labels(model: nn.Module) -> dict[int, str]:
 def _probabilities(model: nn.Module, batch: Sequence[EncodedWords]) -> torch.Tensor:
     """Softmax over labels for a padded batch, in eval mode (dropout off), (B, T, L).
 
-    With BERT's encoder, computed on the real tokens only (its speed path, ``unpad=True``):
-    sentences come in the caller's order, so a batch is often half padding; the real tokens'
-    probabilities are the same."""
+    With BERT's encoder, computed on the real tokens only (its speed path, ``unpad=True``, for
+    this call only): sentences come in the caller's order, so a batch is often half padding;
+    the real tokens' probabilities are the same."""
     device = next(model.parameters()).device
     inputs = {k: v.to(device) for k, v in pad_encoded(batch, model.config.pad_token_id).items()}
     options = {"unpad": True} if has_speed_path(model) else {}
-    if options:  # predicting only: the model's dropout stays as it was for later training
-        speed_path(model, cheap_dropout=False)
-    with evaluating(model):
+    with speed_path(model) if options else nullcontext(), evaluating(model):
         with torch.inference_mode():
             logits = model(**inputs, **options).logits
     return logits.float().softmax(-1).cpu()
