@@ -105,6 +105,12 @@ $(WIDGETS_JS)/.fetched: scripts/fetch_book_js.py
 $(WIDGETS_JS)/live/.exported: scripts/export_page_models.py $(VENV)/.installed $(PACKAGE_SOURCES)
 	$(PY) scripts/export_page_models.py $(WIDGETS_JS) && touch $@
 
+# The browser tests check every page with axe-core, fetched the same way but for the tests
+# only: it goes beside the site (_build/test_js/), never into it.
+TEST_JS := _build/test_js
+$(TEST_JS)/.fetched: scripts/fetch_book_js.py
+	$(PY) scripts/fetch_book_js.py --tests $(TEST_JS) && touch $@
+
 # Every chapter's cached outputs are current: the book build that follows executes none.
 book-current: venv
 	$(PY) scripts/book_cache.py check
@@ -118,10 +124,11 @@ book: venv $(WIDGETS_JS)/.fetched $(WIDGETS_JS)/live/.exported
 
 # Every link of the built site and of the notebooks resolves (scripts/check_links.py); every
 # chapter page in headless Chromium, no kernel, no network: no console errors, alt text, each
-# interactive view answers its controls; screenshots in _build/screenshots/; every figure's text
-# inside its canvas, unoverlapped, legible, in DejaVu Sans and in Liberation Sans.
-browser: book
-	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_links.py tests/book/test_browser.py tests/book/test_figures.py)
+# interactive view answers its controls, reached and moved from the keyboard alone; screenshots
+# in _build/screenshots/; every figure's text inside its canvas, unoverlapped, legible, in
+# DejaVu Sans and in Liberation Sans; no serious or critical axe-core violation on any page.
+browser: book $(TEST_JS)/.fetched
+	@$(call timed,browser,MLMCOURSE_REQUIRE_BROWSER=1 $(PYTEST) -m book -v tests/book/test_links.py tests/book/test_browser.py tests/book/test_figures.py tests/book/test_accessibility.py)
 
 # Regenerate the Colab notebooks (book/*.ipynb) from the chapters (book/*.md).
 notebooks: venv

@@ -9,6 +9,10 @@ explorers now carry precomputed views instead, see ``mlmcourse/viz/static.py``.)
 committed: this script downloads the pinned tarballs (plain HTTPS, no ``npm`` needed), checks
 their sha256 and extracts what the book uses.
 Usage: ``python scripts/fetch_book_js.py [folder]`` (default ``_widgets_js``).
+
+The browser tests check every page with axe-core (tests/book/test_accessibility.py). The book
+does not ship it: ``--tests`` fetches ``TEST_FILES`` instead, the same way, into a folder the
+site never copies (default ``_build/test_js``).
 """
 
 from __future__ import annotations
@@ -43,9 +47,20 @@ FILES = [
 ]
 
 
-def fetch(folder: Path) -> None:
+# What only the tests use, never copied into the site.
+TEST_FILES = [
+    (  # tests/book/test_accessibility.py injects it into each served page
+        "axe-core/-/axe-core-4.14.1.tgz",
+        "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745",
+        {"package/axe.min.js": "axe/axe.min.js", "package/LICENSE": "axe/LICENSE"},
+    ),
+]
+TEST_FOLDER = "_build/test_js"
+
+
+def fetch(folder: Path, files: list = FILES) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for tarball, sha256, wanted in FILES:
+    for tarball, sha256, wanted in files:
         url = f"{REGISTRY}/{tarball}"
         with urllib.request.urlopen(url, timeout=60) as response:
             data = response.read()
@@ -75,4 +90,7 @@ def _extract(archive: tarfile.TarFile, wanted: dict[str, str], folder: Path) -> 
 
 
 if __name__ == "__main__":
-    fetch(Path(sys.argv[1] if len(sys.argv) > 1 else "_widgets_js"))
+    tests = "--tests" in sys.argv[1:]
+    folders = [a for a in sys.argv[1:] if a != "--tests"]
+    default = TEST_FOLDER if tests else "_widgets_js"
+    fetch(Path(folders[0] if folders else default), TEST_FILES if tests else FILES)

@@ -4,9 +4,12 @@ Two kinds of tests. The first builds a page from :class:`~mlmcourse.viz.static.V
 control kind and drives it from the keyboard; it needs only Chromium. The second (marker
 ``book``) opens every chapter of the built book (``make book``, then ``make browser``): no
 console errors, every image with alt text, every interactive view's controls labelled and
-each control, moved from the keyboard, shows the state the page carries for it. A screenshot of
-each chapter and each view, and a ``<chapter>.json`` (page size, views, moves checked, console
-errors) go to ``_build/screenshots/``.
+each control, reached with TAB from the element before the view and moved with keys, shows the
+state the page carries for it; each in-page model box's text is reached with TAB and answers
+what is typed. A screenshot of each chapter and each view, and a ``<chapter>.json`` (page size,
+views, moves checked, console errors) go to ``_build/screenshots/``. (axe-core's check of every
+page is in ``test_accessibility.py``; both use the ``browser`` and ``server`` fixtures of
+``conftest.py``.)
 
 Chromium and its driver come from Debian (``apt-get install chromium chromium-driver``); without
 them the tests skip and say so, except where ``MLMCOURSE_REQUIRE_BROWSER=1`` (CI), where a
@@ -24,7 +27,6 @@ import re
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -52,9 +54,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Headless Chromium that can reach 127.0.0.1 only, with its console log kept."""
+def open_chromium() -> object:
+    """Headless Chromium that can reach 127.0.0.1 only, with its console log kept (the
+    ``browser`` fixture of ``tests/book/conftest.py``)."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -79,19 +81,16 @@ def browser() -> Iterator[object]:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
     driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    return driver
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """The built book served from 127.0.0.1, as a reader's browser gets it."""
+def serve_book() -> http.server.ThreadingHTTPServer:
+    """The built book served from 127.0.0.1, as a reader's browser gets it, on a thread of its
+    own (the ``server`` fixture of ``tests/book/conftest.py``); ``shutdown()`` ends it."""
     handler = functools.partial(_QuietHandler, directory=str(BUILT))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -150,9 +149,12 @@ def wait_live(driver: object) -> list[str]:
 
 
 def check_view(driver: object, view: object) -> int:
-    """Move every control of one view from the keyboard; each time, the view must show the
-    state the page carries for the new setting. Returns the number of moves checked."""
+    """Drive one view from the keyboard alone: from the element just before it, TAB reaches
+    each of its controls in turn, in the page's order, and the keys a reader uses move the
+    focused control; each time, the view must show the state the page carries for the new
+    setting. Returns the number of moves checked."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     uid = view.get_attribute("id")
     states = unpack_states(
@@ -168,12 +170,16 @@ def check_view(driver: object, view: object) -> int:
     controls = view.find_elements(By.CSS_SELECTOR, "[data-control]")
     assert len(controls) == len(sizes)
     moves = 0
+    start_before(driver, view)
     for k, control in enumerate(controls):
         _check_label(view, control)
+        press_keys(driver, Keys.TAB)
+        assert focused(driver, control), f"{uid}: TAB does not reach control {k} next"
         if sizes[k] < 2:
             continue
         before = [int(i) for i in view.get_attribute("data-state").split("|")]
-        _press(control, before[k], sizes[k])
+        _press(driver, control, before[k], sizes[k])
+        assert focused(driver, control), f"{uid}: control {k} lost the focus to its own keys"
         after = [int(i) for i in view.get_attribute("data-state").split("|")]
         expected = before.copy()
         expected[k] = _next_index(control, before[k], sizes[k])
@@ -187,6 +193,7 @@ def check_view(driver: object, view: object) -> int:
         if value:  # the option's text is shown next to a slider or a button
             assert value[0].text == labels[k][after[k]]
         moves += 1
+    end_before(driver)
     return moves
 
 
@@ -200,20 +207,45 @@ def _check_label(view: object, control: object) -> None:
         assert view.find_elements(By.CSS_SELECTOR, f'label[for="{cid}"]'), f"{cid} has no label"
 
 
-def _press(control: object, index: int, size: int) -> None:
-    """The keys a reader would use: arrows on sliders and menus, space on a box, enter on a
-    button."""
+def start_before(driver: object, element: object) -> None:
+    """Focus a link put just before ``element``, where a reader tabbing down the page is one
+    TAB before it (:func:`end_before` takes it away)."""
+    driver.execute_script(
+        "var a = document.getElementById('mlm-tab-start') || document.createElement('a');"
+        "a.id = 'mlm-tab-start'; a.href = '#'; a.textContent = 'before';"
+        "arguments[0].parentNode.insertBefore(a, arguments[0]); a.focus();",
+        element,
+    )
+    assert driver.execute_script("return document.activeElement.id") == "mlm-tab-start"
+
+
+def end_before(driver: object) -> None:
+    driver.execute_script("var a = document.getElementById('mlm-tab-start'); if (a) a.remove();")
+
+
+def press_keys(driver: object, *keys: str) -> None:
+    """Keys pressed on whatever has the focus, as a reader presses them."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(*keys).perform()
+
+
+def focused(driver: object, element: object) -> bool:
+    return driver.execute_script("return document.activeElement === arguments[0]", element)
+
+
+def _press(driver: object, control: object, index: int, size: int) -> None:
+    """The keys a reader would use on the focused control: arrows on sliders and menus, space
+    on a box, enter on a button."""
     from selenium.webdriver.common.keys import Keys
 
     kind = control.tag_name if control.tag_name != "input" else control.get_attribute("type")
-    if kind in ("range", "select"):
-        control.send_keys(Keys.ARROW_LEFT if index == size - 1 else Keys.ARROW_RIGHT)
-        if kind == "select":  # a closed menu changes on arrow keys; make sure it is committed
-            control.send_keys(Keys.TAB)
+    if kind in ("range", "select"):  # a closed menu changes (and says so) on an arrow key
+        press_keys(driver, Keys.ARROW_LEFT if index == size - 1 else Keys.ARROW_RIGHT)
     elif kind == "checkbox":
-        control.send_keys(Keys.SPACE)
+        press_keys(driver, Keys.SPACE)
     else:
-        control.send_keys(Keys.ENTER)
+        press_keys(driver, Keys.ENTER)
 
 
 def _next_index(control: object, index: int, size: int) -> int:
@@ -313,6 +345,8 @@ def test_chapter_page_in_chromium(browser, server, page):
         view.screenshot(str(SHOTS / f"{name}-view{k + 1}.png"))
     live = wait_live(browser)
     assert all(state == "ready" for state in live), f"{page}: in-page model boxes {live}"
+    for box in browser.find_elements(By.CSS_SELECTOR, ".mlm-live"):
+        check_live_box(browser, box)
     found = errors(browser)
     report = {
         "page": page, "bytes": size, "views": len(views), "moves": moves, "live": live,
@@ -379,12 +413,18 @@ def generated_sentences(rng, tokenizer, count: int, *, masks: bool) -> list[str]
 def type_into(driver: object, box: object, text: str) -> None:
     """Type ``text`` into the box as a reader does, and wait for the page's answer to it."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.execute_script("arguments[0].dataset.text = ''", box)
     field = box.find_element(By.CSS_SELECTOR, "input.mlm-live-text")
     field.clear()
     field.send_keys(text)
+    wait_answer(driver, box, text)
+
+
+def wait_answer(driver: object, box: object, text: str) -> None:
+    """Until the box has answered ``text``; it must have answered it, not failed."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     WebDriverWait(driver, 30).until(
         lambda d: (
             d.execute_script(
@@ -396,6 +436,32 @@ def type_into(driver: object, box: object, text: str) -> None:
         )
     )
     assert box.get_attribute("data-state") == "ready", box.text
+
+
+def check_live_box(driver: object, box: object) -> None:
+    """An in-page model box from the keyboard alone: from the element just before it, TAB
+    reaches its text field; the box answers what is typed there, key by key (a letter taken
+    away, then typed again: the first answer again); Enter submits and reloads nothing."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    field = box.find_element(By.CSS_SELECTOR, "input.mlm-live-text")
+    out = box.find_element(By.CSS_SELECTOR, ".mlm-live-out")
+    first = out.get_attribute("innerHTML")
+    text = field.get_attribute("value")
+    driver.execute_script("window.mlmNotReloaded = true")
+    start_before(driver, box)
+    press_keys(driver, Keys.TAB)
+    assert focused(driver, field), f"{box.get_attribute('id')}: TAB does not reach its text"
+    press_keys(driver, Keys.END, Keys.BACKSPACE)
+    wait_answer(driver, box, text[:-1])
+    press_keys(driver, text[-1])
+    wait_answer(driver, box, text)
+    assert out.get_attribute("innerHTML") == first, f"{box.get_attribute('id')}: a new answer"
+    press_keys(driver, Keys.ENTER)
+    assert driver.execute_script("return window.mlmNotReloaded === true") and focused(driver, field)
+    assert box.get_attribute("data-state") == "ready"
+    end_before(driver)
 
 
 def open_live_box(browser: object, server: str, task: str) -> object:
