@@ -35,6 +35,7 @@ from mlmcourse.model.speed import speed_path
 from mlmcourse.tasks.ner import LabelVocab, tokenize_and_align_labels
 from mlmcourse.tokenization import WordPieceTokenizer
 from mlmcourse.training import TrainingConfig, build_optimizer
+from mlmcourse.training.evaluation import ask_logits_at_labels
 from mlmcourse.training.packing import PackedMLMBatches, PackedMLMCollator
 
 PHASES = ("collator", "forward", "backward", "clip", "optimizer", "zero_grad")
@@ -80,6 +81,7 @@ def phase_of(event) -> str | None:
 def profiled_steps(model, optimizer, next_batch, steps: int, warmup: int, **forward_kwargs):
     """Wall seconds per phase (summed over ``steps``) and the profiler's events."""
     wall: dict[str, float] = defaultdict(float)
+    forward_kwargs = {**ask_logits_at_labels(model), **forward_kwargs}  # as training asks
 
     def phase(name: str, on: bool):
         @contextlib.contextmanager

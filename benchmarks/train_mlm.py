@@ -32,6 +32,7 @@ from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
 from mlmcourse.model.speed import speed_path
 from mlmcourse.training import TrainingConfig, autocast_context, build_optimizer
+from mlmcourse.training.evaluation import ask_logits_at_labels
 from mlmcourse.training.hardware import step_matmul_flops
 from mlmcourse.utils.runtime import get_device
 
@@ -75,7 +76,9 @@ def synchronize(device: torch.device) -> None:
 def train_step_seconds(
     model, optimizer, batch, *, device: torch.device, precision: str, **forward_kwargs
 ) -> float:
-    """Seconds of one training step; ``forward_kwargs`` go to the model (``unpad=True``)."""
+    """Seconds of one training step; ``forward_kwargs`` go to the model (``unpad=True``), and
+    as in training, our LMs score the labelled positions only (``logits_at_labels=True``)."""
+    forward_kwargs = {**ask_logits_at_labels(model), **forward_kwargs}
     synchronize(device)
     start = time.perf_counter()
     with autocast_context(device, precision):

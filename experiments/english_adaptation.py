@@ -31,6 +31,7 @@ import random
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -166,8 +167,10 @@ def ner(start: str, encoder_dir: str, seed: int, rate: float, limit, splits=("te
     encoder, tokenizer = load_bert(encoder_dir)
     labels = LabelVocab(WNUT17_LABELS)
     model = new_tagger(encoder, labels, pretrained=True, seed=seed)
-    recipe = {**REAL_TEXT_RECIPE, "learning_rate": rate}
-    fine_tune_tagger(model, load_wnut17("train")[:limit], tokenizer, labels, seed=seed, **recipe)
+    recipe = replace(REAL_TEXT_RECIPE, learning_rate=rate)
+    fine_tune_tagger(
+        model, load_wnut17("train")[:limit], tokenizer, labels, recipe=recipe, seed=seed
+    )
     row = {"start": start, "seed": seed, "learning_rate": rate}
     for split in splits:
         result = evaluate_ner(model, tokenizer, load_wnut17(split)[:limit])

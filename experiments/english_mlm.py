@@ -15,7 +15,7 @@ MiniLM's fitted head and with the unigram guess, and ships the model in 16-bit w
 
     MLMCOURSE_DATA_DIR=../shared/data python experiments/english_mlm.py --long runs/english \\
         --ship mlmcourse/assets/checkpoints/english --json mlmcourse/course/results/english_mlm.json
-    python experiments/english_mlm.py --long /tmp/e --long-steps 3 --steps 3 --json /tmp/e.json
+    python experiments/english_mlm.py --long /tmp/e --long-steps 3 --steps 3 --limit 64 --json /tmp/e.json
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ FILLS = [
 ]
 
 
-def run_long(directory: Path, steps: int | None) -> None:
+def run_long(directory: Path, steps: int | None, limit: int | None = None) -> None:
     """Run the long command into ``directory``, resuming from its checkpoint if it has one."""
     state = read_trainer_state(directory) if (directory / "config.json").is_file() else None
     max_steps = steps or load_config("english").max_steps
@@ -80,6 +80,8 @@ def run_long(directory: Path, steps: int | None) -> None:
     command += ["--set", f"output_dir={directory}"]
     if steps:
         command += ["--set", f"max_steps={steps}", "--set", "eval_steps=1", "--set", "save_steps=1"]
+    if limit:
+        command += ["--set", f"eval_texts={limit}"]
     if state is not None:
         command += ["--set", f"resume_from_checkpoint={directory}"]
     env = {**os.environ, "OMP_NUM_THREADS": str(LONG_THREADS)}
@@ -103,26 +105,27 @@ def curve(history: dict, dev_unigram: dict) -> list[dict]:
     ]
 
 
-def scores(model, tokenizer, split: str, train: list[str]) -> dict:
-    """:func:`held_out_scores` on a split of the English corpus: on BERT's 80/10/10 masks (the
-    curve's), and with every target behind ``[MASK]`` (``all_masked_*``: no kept token to copy)."""
-    result = held_out_scores(model, tokenizer, english_texts(split), train_texts=train)
+def scores(model, tokenizer, split: str, train: list[str], limit: int | None = None) -> dict:
+    """:func:`held_out_scores` on a split of the English corpus (its first ``limit`` texts): on
+    BERT's 80/10/10 masks (the curve's), and with every target behind ``[MASK]``
+    (``all_masked_*``: no kept token to copy)."""
+    texts = english_texts(split)[:limit]
+    result = held_out_scores(model, tokenizer, texts, train_texts=train)
     hidden = held_out_scores(
-        model, tokenizer, english_texts(split), train_texts=train, mask_replace_prob=1.0,
-        random_replace_prob=0.0,
-    )  # fmt: skip
+        model, tokenizer, texts, train_texts=train, mask_replace_prob=1.0, random_replace_prob=0.0
+    )
     return {
         **{k: result[k] for k in (*SCORE_KEYS, "tokens")},
         **{f"all_masked_{k}": hidden[k] for k in SCORE_KEYS},
     }
 
 
-def long_results(directory: Path, train: list[str]) -> dict:
+def long_results(directory: Path, train: list[str], limit: int | None = None) -> dict:
     """The long run: its test and dev scores, curve, first losses, time and speed."""
     loaded = load_checkpoint(directory)
     state = read_trainer_state(directory)
     history = state["history"]
-    dev = scores(loaded.model, loaded.tokenizer, "dev", train)
+    dev = scores(loaded.model, loaded.tokenizer, "dev", train, limit)
     final = history["eval"][-1]
     assert abs(dev["accuracy"] - final["eval_accuracy"]) < 1e-9, "dev masks differ from the run's"
     last = history["train"][-1]
@@ -133,7 +136,7 @@ def long_results(directory: Path, train: list[str]) -> dict:
         "tokens": state["tokens_seen"],
         "train_minutes": last["seconds"] / 60,
         "tokens_per_second": state["tokens_seen"] / last["seconds"],
-        "test": scores(loaded.model, loaded.tokenizer, "test", train),
+        "test": scores(loaded.model, loaded.tokenizer, "test", train, limit),
         "dev": dev,
         "curve": curve(history, dev),
         "first_losses": [row["loss"] for row in history["train"][:20]],
@@ -141,17 +144,18 @@ def long_results(directory: Path, train: list[str]) -> dict:
     }
 
 
-def short_run(seed: int, steps: int) -> dict:
+def short_run(seed: int, steps: int, limit: int | None = None) -> dict:
     """The config for ``steps`` (5% warmup) with ``seed``: its dev curve and test scores."""
     config = load_config("english", {
         "max_steps": steps, "warmup_steps": max(1, steps // 20), "seed": seed,
         "eval_steps": max(1, steps // 5), "save_steps": 0, "logging_steps": 10,
+        "eval_texts": limit or 0,
     })  # fmt: skip
     run = pretrain(config, progress=False, log=None)
-    dev = scores(run.model, run.tokenizer, "dev", run.train_texts)
+    dev = scores(run.model, run.tokenizer, "dev", run.train_texts, limit)
     return {
         "seed": seed,
-        **{f"test_{k}": v for k, v in scores(run.model, run.tokenizer, "test", run.train_texts).items()},
+        **{f"test_{k}": v for k, v in scores(run.model, run.tokenizer, "test", run.train_texts, limit).items()},
         "train_minutes": run.result.train_seconds / 60,
         "curve": curve(run.result.history, dev),
     }  # fmt: skip
@@ -207,17 +211,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="shorter runs at once")
     parser.add_argument("--ship", type=Path, default=None, help="where to write the model")
     parser.add_argument("--json", type=Path, required=True, help="where to write the results")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="score the first N dev and test texts only (a check)",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    run_long(args.long, args.long_steps)
+    run_long(args.long, args.long_steps, args.limit)
     train = english_texts("train")
-    long = long_results(args.long, train)
+    long = long_results(args.long, train, args.limit)
     print(json.dumps({k: long[k] for k in ("steps", "train_minutes", "test", "dev")}), flush=True)
     spawn = get_context("spawn")
     with ProcessPoolExecutor(
         args.workers, spawn, initializer=torch.set_num_threads, initargs=(1,)
     ) as pool:
-        jobs = [pool.submit(short_run, seed, args.steps) for seed in args.seeds]
+        jobs = [pool.submit(short_run, seed, args.steps, args.limit) for seed in args.seeds]
         runs = [job.result() for job in jobs]
     loaded = load_checkpoint(args.long)
     results = {
@@ -243,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         shipped = load_checkpoint(ship(args.long, args.ship))
         results["shipped"] = {
             "bytes": sum(f.stat().st_size for f in args.ship.iterdir()),
-            "test": scores(shipped.model, shipped.tokenizer, "test", train),
+            "test": scores(shipped.model, shipped.tokenizer, "test", train, args.limit),
         }
     save_results(args.json, results)
     print(json.dumps(results["short"]["summary"], indent=2))

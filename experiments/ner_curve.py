@@ -24,6 +24,7 @@ import json
 import statistics
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -34,6 +35,7 @@ from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.data.new_roles import names_in_new_roles
 from mlmcourse.heads import load_checkpoint
 from mlmcourse.tasks.ner import (
+    TAGGER_RECIPE,
     LabelVocab,
     evaluate_ner,
     fine_tune_tagger,
@@ -66,8 +68,7 @@ def run(start: str, size: int, seed: int, unk_rate: float, steps: int, context: 
         context["train"][:size],
         context["tokenizer"],
         context["labels"],
-        steps=steps,
-        unk_rate=unk_rate,
+        recipe=replace(TAGGER_RECIPE, steps=steps, unk_rate=unk_rate),
         seed=seed,
     )
     row = {"start": start, "sentences": size, "seed": seed, "unk_rate": unk_rate, "steps": steps}

@@ -31,6 +31,7 @@ from mlmcourse.data import WORLD_LABELS, load_wnut17, load_world
 from mlmcourse.data.real import WNUT17_LABELS
 from mlmcourse.heads import BertForTokenClassification, load_checkpoint
 from mlmcourse.tasks.ner import (
+    TAGGER_RECIPE,
     LabelVocab,
     class_weights_from_tags,
     evaluate_ner,
@@ -53,7 +54,8 @@ def viterbi_rows(world, seeds: list[int], steps: int = STEPS) -> list[dict]:
             model = new_tagger(world["encoder"], world["labels"], pretrained=start == "pretrained",
                                seed=seed)  # fmt: skip
             fine_tune_tagger(model, world["train"][:SMALL], world["tokenizer"], world["labels"],
-                             steps=steps, unk_rate=UNK_RATE, seed=seed)  # fmt: skip
+                             recipe=dataclasses.replace(TAGGER_RECIPE, steps=steps,
+                                                        unk_rate=UNK_RATE), seed=seed)  # fmt: skip
             f1 = {c: evaluate_ner(model, world["tokenizer"], evaluation, constrained=c)["f1"]
                   for c in (False, True)}  # fmt: skip
             rows.append({"seed": seed, "start": start, "argmax_f1": f1[False],
@@ -82,13 +84,14 @@ def wnut17_rows(
             world["encoder"], len(labels), id2label=labels, classifier_dropout=0.1,
             class_weights=weights,
         )  # fmt: skip
-        fine_tune_tagger(tagger, train, world["tokenizer"], labels, steps=steps,
-                         unk_rate=UNK_RATE, seed=seed)  # fmt: skip
+        recipe = dataclasses.replace(TAGGER_RECIPE, steps=steps)
+        fine_tune_tagger(tagger, train, world["tokenizer"], labels,
+                         recipe=dataclasses.replace(recipe, unk_rate=UNK_RATE), seed=seed)  # fmt: skip
         world_f1 = evaluate_ner(tagger, world["tokenizer"], test)["f1"]
         set_seed(seed)
         scratch = BertForTokenClassification(config, len(labels), id2label=labels,
                                              classifier_dropout=0.1, class_weights=weights)  # fmt: skip
-        fine_tune_tagger(scratch, train, wordpiece, labels, steps=steps, seed=seed)
+        fine_tune_tagger(scratch, train, wordpiece, labels, recipe=recipe, seed=seed)
         scratch_f1 = evaluate_ner(scratch, wordpiece, test)["f1"]
         rows.append({"seed": seed, "world_f1": world_f1, "scratch_f1": scratch_f1})
         print(json.dumps(rows[-1]), flush=True)

@@ -26,6 +26,7 @@ import random
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -36,7 +37,11 @@ from mlmcourse.data import load_sst2
 from mlmcourse.data.real import SST2_LABELS
 from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.interop.bert import load_bert, minilm_directory
-from mlmcourse.tasks.classification import evaluate_classifier, fine_tune_classifier
+from mlmcourse.tasks.classification import (
+    CLASSIFIER_RECIPE,
+    evaluate_classifier,
+    fine_tune_classifier,
+)
 from mlmcourse.utils.runtime import set_seed
 
 BATCH_SIZE = 32
@@ -63,8 +68,9 @@ def run(lr: float, seed: int, scored: list[str], steps: int, limit: int | None,
     data = splits(limit)
     model, tokenizer = new_classifier(seed)
     tic = time.perf_counter()
-    fine_tune_classifier(model, data["train"], tokenizer, max_steps=steps, batch_size=BATCH_SIZE,
-                         learning_rate=lr, freeze_word_embeddings=True, seed=seed)  # fmt: skip
+    recipe = replace(CLASSIFIER_RECIPE, steps=steps, batch_size=BATCH_SIZE, learning_rate=lr,
+                     freeze_word_embeddings=True)  # fmt: skip
+    fine_tune_classifier(model, data["train"], tokenizer, recipe=recipe, seed=seed)
     row = {"learning_rate": lr, "seed": seed, "minutes": (time.perf_counter() - tic) / 60}
     for split in scored:
         row[f"{split}_accuracy"] = evaluate_classifier(model, tokenizer, data[split])["accuracy"]

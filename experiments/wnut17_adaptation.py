@@ -26,6 +26,7 @@ import json
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -105,7 +106,7 @@ def ner_test_f1(encoder_dir: Path, seed: int, limit: int | None) -> dict:
     labels = LabelVocab(WNUT17_LABELS)
     model = new_tagger(encoder, labels, pretrained=True, seed=seed)
     fine_tune_tagger(
-        model, load_wnut17("train")[:limit], tokenizer, labels, seed=seed, **REAL_TEXT_RECIPE
+        model, load_wnut17("train")[:limit], tokenizer, labels, recipe=REAL_TEXT_RECIPE, seed=seed
     )
     result = evaluate_ner(model, tokenizer, load_wnut17("test")[:limit])
     return {f"test_{k}": result[k] for k in ("precision", "recall", "f1")}
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         f"text of the {len(held_out)} dev sentences (mask seed {EVAL_SEED}); then NER fine-tuning "
         f"with {REAL_TEXT_RECIPE} and test entity F1, once per seed",
         "adaptation": {**ADAPTATION, "steps": args.steps},
-        "ner_recipe": REAL_TEXT_RECIPE,
+        "ner_recipe": asdict(REAL_TEXT_RECIPE),
         "perplexity_before": before,
         "perplexity_unigram": unigram,
         "runs": rows,

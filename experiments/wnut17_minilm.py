@@ -33,6 +33,7 @@ from mlmcourse.data import load_wnut17
 from mlmcourse.data.real import WNUT17_LABELS
 from mlmcourse.interop.bert import load_bert, minilm_directory
 from mlmcourse.tasks.ner import LabelVocab, evaluate_ner, fine_tune_tagger, new_tagger
+from mlmcourse.training import FineTuneRecipe
 
 BATCH_SIZE = 16
 SCHEDULE = "linear"
@@ -53,8 +54,8 @@ def run(settings: dict, seed: int, splits: list[str], init: str, limit: int | No
     labels = LabelVocab(WNUT17_LABELS)
     train = load_wnut17("train")[:limit]
     model = new_tagger(encoder, labels, pretrained=True, seed=seed)
-    fine_tune_tagger(model, train, tokenizer, labels, batch_size=BATCH_SIZE,
-              lr_scheduler_type=SCHEDULE, seed=seed, **settings)  # fmt: skip
+    recipe = FineTuneRecipe(batch_size=BATCH_SIZE, lr_scheduler_type=SCHEDULE, **settings)
+    fine_tune_tagger(model, train, tokenizer, labels, recipe=recipe, seed=seed)
     row = {**settings, "seed": seed, "train_minutes": (time.perf_counter() - tic) / 60}
     row.update(score(model, tokenizer, splits, limit))
     row["minutes"] = (time.perf_counter() - tic) / 60

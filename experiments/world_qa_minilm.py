@@ -23,6 +23,7 @@ import json
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import torch
 from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.heads import BertForQuestionAnswering
 from mlmcourse.interop.bert import load_bert, minilm_directory
-from mlmcourse.tasks.qa import evaluate_qa, fine_tune_qa, world_questions
+from mlmcourse.tasks.qa import WORLD_QA_RECIPE, evaluate_qa, fine_tune_qa, world_questions
 from mlmcourse.utils.runtime import set_seed
 
 BATCH_SIZE = 16
@@ -55,8 +56,8 @@ def run(lr: float, epochs: int, seed: int, splits: list[str], limit: int | None,
         save: str | None = None) -> dict:  # fmt: skip
     model, tokenizer = new_model(seed)
     tic = time.perf_counter()
-    fine_tune_qa(model, world_questions("train")[:limit], tokenizer, epochs=epochs,
-                 batch_size=BATCH_SIZE, learning_rate=lr, seed=seed)  # fmt: skip
+    recipe = replace(WORLD_QA_RECIPE, epochs=epochs, batch_size=BATCH_SIZE, learning_rate=lr)
+    fine_tune_qa(model, world_questions("train")[:limit], tokenizer, recipe=recipe, seed=seed)
     row = {"learning_rate": lr, "epochs": epochs, "seed": seed,
            "minutes": (time.perf_counter() - tic) / 60}  # fmt: skip
     row |= scores(model, tokenizer, splits, limit)

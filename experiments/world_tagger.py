@@ -37,6 +37,7 @@ from mlmcourse.tasks.ner import (
     new_tagger,
     predict_entities,
 )
+from mlmcourse.training import FineTuneRecipe
 
 # book/ner_world.md's recipe for its explorer's model (models["pretrained", 4000]).
 RECIPE = {
@@ -65,10 +66,10 @@ def train_tagger(recipe: dict, encoder, tokenizer, labels: LabelVocab, train: li
         seed=recipe["seed"],
         classifier_dropout=recipe["classifier_dropout"],
     )
+    settings = {k: recipe[k] for k in ("steps", "batch_size", "learning_rate", "unk_rate")}
+    fine_tuning = FineTuneRecipe(lr_scheduler_type=recipe["lr_scheduler_type"], **settings)
     run = fine_tune_tagger(
-        model, train[: recipe["sentences"]], tokenizer, labels, steps=recipe["steps"],
-        batch_size=recipe["batch_size"], learning_rate=recipe["learning_rate"],
-        lr_scheduler_type=recipe["lr_scheduler_type"], unk_rate=recipe["unk_rate"],
+        model, train[: recipe["sentences"]], tokenizer, labels, recipe=fine_tuning,
         seed=recipe["seed"], device=recipe["device"],
     )  # fmt: skip
     return model.eval(), run

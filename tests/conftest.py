@@ -100,13 +100,13 @@ def tiny_checkpoint(tmp_path_factory, world_tokenizer):
 
     Shared by the session: copy it (``shutil.copytree``) before changing anything in it.
     """
-    from mlmcourse.checkpoint import save_checkpoint
+    from mlmcourse.checkpoint import TrainingState, save_checkpoint
     from mlmcourse.heads import BertForMaskedLM
 
     torch.manual_seed(0)
     model = BertForMaskedLM(tiny_encoder_config(vocab_size=world_tokenizer.vocab_size))
     path = tmp_path_factory.mktemp("tiny_checkpoint") / "run"
-    return save_checkpoint(path, model, tokenizer=world_tokenizer, step=3)
+    return save_checkpoint(path, model, tokenizer=world_tokenizer, state=TrainingState(step=3))
 
 
 @pytest.fixture(scope="session")

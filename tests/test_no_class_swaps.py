@@ -4,6 +4,7 @@ so training, pretraining, fine-tuning and every pipeline leave a model as it cam
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -18,7 +19,13 @@ from mlmcourse.heads import (
 from mlmcourse.model.speed import SpeedBertModel
 from mlmcourse.tasks.classification import classify
 from mlmcourse.tasks.fill_mask import fill_mask
-from mlmcourse.tasks.ner import LabelVocab, fine_tune_tagger, predict_entities, predict_tags
+from mlmcourse.tasks.ner import (
+    TAGGER_RECIPE,
+    LabelVocab,
+    fine_tune_tagger,
+    predict_entities,
+    predict_tags,
+)
 from mlmcourse.tasks.qa import answer
 from mlmcourse.training import TrainingConfig, train
 from tests.tiny import tiny_encoder_config
@@ -79,7 +86,8 @@ def test_the_tagger_fine_tuned_unpadded_and_predicting_keeps_its_classes(world_t
     model = tiny(BertForTokenClassification, world_tokenizer, len(labels), id2label=labels)
     before, seen = classes(model), encoder_classes_seen(model)
     sentences = load_world("train")[:8]
-    fine_tune_tagger(model, sentences, world_tokenizer, labels, steps=2, batch_size=4, unpad=True)
+    recipe = replace(TAGGER_RECIPE, steps=2, batch_size=4, unpad=True)
+    fine_tune_tagger(model, sentences, world_tokenizer, labels, recipe=recipe)
     assert set(seen) == {SpeedBertModel} and classes(model) == before
     seen.clear()
     predict_entities(model, world_tokenizer, "Ana Ro lives in Vesh .")

@@ -8,8 +8,9 @@ File input and output only; which model class a folder holds is decided one laye
 - :mod:`~mlmcourse.checkpoint.weights`: the one strict loader of state dicts, whose errors
   name every missing, unexpected and misshapen tensor;
 - :mod:`~mlmcourse.checkpoint.files`: ``config.json``, ``model.safetensors``,
-  ``tokenizer.json`` and the training state: :func:`save_checkpoint`, :func:`load_weights`,
-  :func:`load_encoder`, :func:`load_training_state`.
+  ``tokenizer.json`` and the training state: :func:`save_checkpoint` (a run's
+  :class:`TrainingState` too), :func:`load_weights`, :func:`load_encoder`,
+  :func:`load_training_state`.
 """
 
 from mlmcourse.checkpoint.files import (
@@ -17,6 +18,7 @@ from mlmcourse.checkpoint.files import (
     STATE_NAME,
     TOKENIZER_NAME,
     WEIGHTS_NAME,
+    TrainingState,
     check_checkpoint_target,
     load_encoder,
     load_training_state,
@@ -32,6 +34,7 @@ __all__ = [
     "STATE_NAME",
     "TOKENIZER_NAME",
     "WEIGHTS_NAME",
+    "TrainingState",
     "WeightsMismatchError",
     "check_checkpoint_target",
     "load_encoder",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ __all__ = [
     "WEIGHTS_NAME",
     "TOKENIZER_NAME",
     "STATE_NAME",
+    "TrainingState",
     "check_checkpoint_target",
     "check_config_matches",
     "encoder_config",
@@ -246,24 +248,34 @@ def head_config(model: nn.Module) -> dict[str, Any]:
     return keys
 
 
+@dataclass(frozen=True)
+class TrainingState:
+    """What a checkpoint holds to continue a run, besides the weights and the tokenizer: the
+    optimiser, the schedule, the step and the tokens seen (``training_state.pt``, with the RNG
+    states), and the run's settings and history (``trainer_state.json``)."""
+
+    step: int = 0
+    optimizer: torch.optim.Optimizer | None = None
+    scheduler: Any = None
+    training_config: Mapping[str, Any] | None = None
+    history: Mapping[str, Any] | None = None
+    tokens_seen: int = 0
+
+
 def save_checkpoint(
     directory: str | Path,
     model: nn.Module,
     *,
     tokenizer: Any = None,
-    optimizer: torch.optim.Optimizer | None = None,
-    scheduler: Any = None,
-    step: int | None = None,
-    training_config: Mapping[str, Any] | None = None,
-    history: Mapping[str, Any] | None = None,
-    tokens_seen: int = 0,
+    state: TrainingState | None = None,
 ) -> Path:
-    """Write ``model`` (and optionally its tokenizer and training state) to ``directory``.
+    """Write ``model`` (and optionally its tokenizer and the ``state`` of its run) to ``directory``.
 
     The weights keep the model's own parameter names (Hugging Face's), so a
     :class:`~mlmcourse.heads.BertForMaskedLM` exports to ``transformers`` without renaming (see
     :func:`mlmcourse.interop.bert.export_hf`). A head's own keys (a classifier's labels) come
-    from its ``head_config()``. Returns the directory.
+    from its ``head_config()``. Without ``state`` the checkpoint is the model only (it cannot
+    be resumed). Returns the directory.
     """
     from safetensors.torch import save_model
 
@@ -287,25 +299,31 @@ def save_checkpoint(
         save_model(model, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
         if tokenizer is not None:
             tokenizer.save(tmp / TOKENIZER_NAME)
-        if optimizer is not None or step is not None:
-            torch.save(
-                {
-                    "step": step or 0,
-                    "optimizer": optimizer.state_dict() if optimizer is not None else None,
-                    "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                    "rng": rng_state(),
-                    "tokens_seen": tokens_seen,
-                },
-                tmp / STATE_NAME,
-            )
-            trainer_state = {
-                "step": step or 0,
-                "tokens_seen": tokens_seen,
-                "training_config": dict(training_config or {}),
-                "history": dict(history or {}),
-            }
-            (tmp / TRAINER_STATE_NAME).write_text(json.dumps(trainer_state, indent=1) + "\n")
+        if state is not None:
+            _write_training_state(tmp, state)
     return directory
+
+
+def _write_training_state(directory: Path, state: TrainingState) -> None:
+    """``training_state.pt`` (optimiser, schedule, RNG states) and ``trainer_state.json``."""
+    optimizer, scheduler = state.optimizer, state.scheduler
+    torch.save(
+        {
+            "step": state.step,
+            "optimizer": optimizer.state_dict() if optimizer is not None else None,
+            "scheduler": scheduler.state_dict() if scheduler is not None else None,
+            "rng": rng_state(),
+            "tokens_seen": state.tokens_seen,
+        },
+        directory / STATE_NAME,
+    )
+    trainer_state = {
+        "step": state.step,
+        "tokens_seen": state.tokens_seen,
+        "training_config": dict(state.training_config or {}),
+        "history": dict(state.history or {}),
+    }
+    (directory / TRAINER_STATE_NAME).write_text(json.dumps(trainer_state, indent=1) + "\n")
 
 
 def save_encoder(directory: str | Path, model: nn.Module, *, tokenizer: Any = None) -> Path:

@@ -14,6 +14,7 @@ import argparse
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -100,16 +101,17 @@ def _add_train_parser(commands: Any) -> None:
         help="where the tagger is written: a new, empty or checkpoint folder (it is replaced)",
     )
     recipe = REAL_TEXT_RECIPE
-    schedule = recipe["lr_scheduler_type"]
+    warmup = f"{recipe.warmup_ratio:.0%}%"  # argparse reads % as a format: %% prints one
     add_numbers(
         parser,
         {
-            "epochs": (positive_int, recipe["epochs"], "passes over the training file"),
-            "batch-size": (positive_int, recipe["batch_size"], "sentences per step"),
+            "epochs": (positive_int, recipe.epochs, "passes over the training file"),
+            "batch-size": (positive_int, recipe.batch_size, "sentences per step"),
             "learning-rate": (
                 positive_float,
-                recipe["learning_rate"],
-                f"peak learning rate of AdamW, {schedule} decay after a 10%% warm-up",
+                recipe.learning_rate,
+                f"peak learning rate of AdamW, {recipe.lr_scheduler_type} decay after a "
+                f"{warmup} warm-up",
             ),
             "seed": (non_negative_int, 0, "seed of the classifier's weights, batches, dropout"),
         },
@@ -182,20 +184,21 @@ def _ner_train(args: argparse.Namespace) -> int:
     dev = _read_dev(args, labels) if args.dev else None
     check_checkpoint_target(args.output_dir)  # before training, not after it
     encoder, tokenizer, what = load_encoder(args.model)
-    recipe = {
-        **REAL_TEXT_RECIPE,
-        "epochs": args.epochs,
-        "batch_size": args.batch_size,
-        "learning_rate": args.learning_rate,
-    }
+    recipe = replace(
+        REAL_TEXT_RECIPE,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+    )
     print(
         f"fine-tuning {what} on {len(train)} sentences of {args.train}, {len(labels)} labels "
         f"({', '.join(labels)}): {args.epochs} epoch(s), batch {args.batch_size}, learning "
         f"rate {args.learning_rate:g}"
     )
     model = new_tagger(encoder, labels, pretrained=True, seed=args.seed)
+    progress = not args.no_progress
     loss = fine_tune_tagger(
-        model, train, tokenizer, labels, **recipe, seed=args.seed, progress=not args.no_progress
+        model, train, tokenizer, labels, recipe=recipe, seed=args.seed, progress=progress
     ).final_loss
     save_checkpoint(args.output_dir, model, tokenizer=tokenizer)
     print(f"last training loss {loss:.4f}; tagger written to {args.output_dir}")

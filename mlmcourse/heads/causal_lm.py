@@ -33,9 +33,9 @@ def shift_labels(labels: torch.Tensor) -> torch.Tensor:
 class CausalLMOutput(MaskedLMOutput):
     """What :class:`BertForCausalLM` returns: the masked LM's fields, under Hugging Face's name.
 
-    ``logits``: with ``labels``, only the positions that have a next-token target are scored,
-    ``(N, V)`` in row-major order (the order of ``shift_labels(labels) != -100``); without
-    ``labels``, ``(B, T, V)``, where row ``t`` is the distribution of the token at ``t + 1``.
+    ``logits``: ``(B, T, V)``, where row ``t`` is the distribution of the token at ``t + 1``;
+    with ``logits_at_labels=True``, only the positions that have a next-token target, ``(N, V)``
+    in row-major order (the order of ``shift_labels(labels) != -100``).
     """
 
 

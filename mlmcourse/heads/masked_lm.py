@@ -83,9 +83,10 @@ class BertOnlyMLMHead(nn.Module):
 class MaskedLMOutput:
     """What :class:`BertForMaskedLM` returns (Hugging Face's field names).
 
-    ``logits``: with ``labels``, only the labelled positions are scored, so it is ``(N, V)``
-    with one row per position where ``labels != -100``, in row-major order (the order of
-    ``labels[labels != -100]``); without ``labels`` it is ``(B, T, V)``.
+    ``logits``: ``(B, T, V)``, a score for every word at every position, with or without
+    ``labels``; ``(N, V)`` only when the caller asked for ``logits_at_labels=True``: one row per
+    position with a target (``labels != -100``), in row-major order (the order of
+    ``labels[labels != -100]``).
     ``loss``: mean cross-entropy over the labelled positions; exactly ``0.0`` (still attached
     to the graph) when nothing is labelled, and ``None`` without ``labels``.
     """
@@ -112,10 +113,11 @@ def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 class BertForMaskedLM(EncoderHead):
     """The encoder plus the MLM head tied to its word embeddings; returns a :class:`MaskedLMOutput`.
 
-    With ``labels``, vocabulary scores are computed only where there is a target
+    The loss is computed from the read-out at the positions with a target only
     (``labels != -100``, about 15% of tokens): the (H x V) read-out is the largest matmul of a
-    small model, so skipping the positions that are never scored is a large saving. A causal LM
-    is this same model with causal attention and shifted targets (:meth:`targets`).
+    small model, so training asks for those rows alone (``logits_at_labels=True``) and skips the
+    positions that are never scored. A causal LM is this same model with causal attention and
+    shifted targets (:meth:`targets`).
     """
 
     def __init__(self, config: EncoderConfig) -> None:
@@ -149,20 +151,28 @@ class BertForMaskedLM(EncoderHead):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        *,
+        logits_at_labels: bool = False,
         **encoder_options: Any,
     ) -> MaskedLMOutput:
-        """Loss (with ``labels``) and logits: (N, V) at the targets, or (B, T, V) without labels.
+        """Logits (B, T, V), and the loss with ``labels``.
 
+        With ``labels``, ``logits_at_labels=True`` returns the logits (N, V) of the N positions
+        with a target only: training and evaluation need no other rows. The loss is always
+        computed from those N rows, so it is the same, to the bit, either way.
         ``encoder_options`` go to the encoder (:meth:`~mlmcourse.heads.base.EncoderHead.encode`).
         """
         out = self.encode(input_ids, attention_mask, token_type_ids, **encoder_options)
         hidden = out.last_hidden_state  # (B, T, H)
-        if labels is None:
-            return self.output_type(None, self.cls(hidden), out.hidden_states, out.attentions)
-        targets = self.targets(labels)
-        selected = targets != IGNORE_INDEX  # (B, T)
-        logits = self.cls(hidden[selected])  # (N, V): only the positions that are scored
-        loss = masked_lm_loss(logits, targets[selected])
+        loss = None
+        if labels is not None:
+            targets = self.targets(labels)
+            selected = targets != IGNORE_INDEX  # (B, T)
+            scored = self.cls(hidden[selected])  # (N, V): only the positions that are scored
+            loss = masked_lm_loss(scored, targets[selected])
+            if logits_at_labels:
+                return self.output_type(loss, scored, out.hidden_states, out.attentions)
+        logits = self.cls(hidden)  # (B, T, V): every position scored
         return self.output_type(loss, logits, out.hidden_states, out.attentions)
 
     output_type: type[MaskedLMOutput] = MaskedLMOutput

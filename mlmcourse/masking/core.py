@@ -33,6 +33,7 @@ __all__ = [
     "IGNORE_INDEX",
     "Choose",
     "Draw",
+    "MaskingSettings",
     "Replacement",
     "check_count",
     "check_ratios",
@@ -285,38 +286,74 @@ class Draw:
 Choose = Callable[[Draw], tuple[torch.Tensor, torch.Tensor]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class MaskingSettings:
+    """A tokenizer's ids and the masking rates, checked once, when the settings are made.
+
+    ``special_ids`` (the tokenizer's ``all_special_ids``, which include ``[PAD]``) are never
+    targets. A target becomes ``[MASK]`` with probability ``mask_replace_prob``, a random
+    non-special id with probability ``random_replace_prob``, and stays unchanged otherwise;
+    each row gets at least ``min_masked`` targets (fewer if it has fewer ordinary tokens).
+    """
+
+    mask_token_id: int
+    special_ids: tuple[int, ...]
+    vocab_size: int
+    mlm_probability: float = 0.15
+    mask_replace_prob: float = 0.8
+    random_replace_prob: float = 0.1
+    min_masked: int = 0
+
+    def __post_init__(self) -> None:
+        rates = check_ratios(self.mlm_probability, self.mask_replace_prob, self.random_replace_prob)
+        checked = {
+            "mlm_probability": rates[0],
+            "mask_replace_prob": rates[1],
+            "random_replace_prob": rates[2],
+            "special_ids": _id_tuple(self.special_ids),
+            "vocab_size": check_setting(
+                check_positive_int, self.vocab_size, "vocab_size", "a positive int"
+            ),
+            "mask_token_id": check_int(self.mask_token_id, "mask_token_id"),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+        self.replacement()  # mask_token_id within the vocabulary, ids left to draw from
+        object.__setattr__(self, "min_masked", check_count(self.min_masked, "min_masked"))
+
+    def replacement(self) -> Replacement:
+        """The 80/10/10 step of these settings (built once per setting: a loop masks every
+        step with the same tokenizer)."""
+        return _cached_replacement(
+            self.mask_token_id,
+            self.special_ids,
+            self.vocab_size,
+            self.mask_replace_prob,
+            self.random_replace_prob,
+        )
+
+
 def mask_with(
     input_ids: torch.Tensor,
     choose: Choose,
+    settings: MaskingSettings,
     *,
-    mask_token_id: int,
-    special_ids: Iterable[int],
-    vocab_size: int,
     special_tokens_mask: torch.Tensor | None = None,
-    mlm_probability: float = 0.15,
-    mask_replace_prob: float = 0.8,
-    random_replace_prob: float = 0.1,
-    min_masked: int = 0,
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Mask ``input_ids`` (``(T,)`` or ``(B, T)``) at the targets that ``choose`` picks.
 
-    The entry point for a user's values: it checks them, then runs :func:`mask_batch`. A target
-    becomes ``[MASK]`` with probability ``mask_replace_prob``, a random non-special id with
-    probability ``random_replace_prob``, and stays unchanged otherwise. Ids in ``special_ids``
-    (the tokenizer's ``all_special_ids``, which include ``[PAD]``) and those
-    ``special_tokens_mask`` marks are never selectable. Returns new ``(inputs, labels)`` shaped
-    like ``input_ids``: ``labels`` is the original id at targets and ``-100`` elsewhere.
+    The entry point for a user's values: it checks them, then runs :func:`mask_batch` with the
+    ``settings`` (:class:`MaskingSettings`, checked when they were made). The tokens
+    ``special_tokens_mask`` marks are never selectable either. Returns new ``(inputs, labels)``
+    shaped like ``input_ids``: ``labels`` is the original id at targets and ``-100`` elsewhere.
     ``generator`` (on ``input_ids``' device) makes the result repeatable.
     """
+    if not isinstance(settings, MaskingSettings):
+        raise TypeError(f"settings must be MaskingSettings, got {type(settings).__name__}")
     ids = _as_batch(input_ids)  # (B, T)
     _check_generator(generator, ids)
-    mlm_probability, mask_replace_prob, random_replace_prob = check_ratios(
-        mlm_probability, mask_replace_prob, random_replace_prob
-    )
-    replacement = _replacement(
-        mask_token_id, _id_tuple(special_ids), vocab_size, mask_replace_prob, random_replace_prob
-    )
+    replacement = settings.replacement()
     replacement.check_ids(ids)
     if special_tokens_mask is not None:
         special_tokens_mask = check_same_shape(special_tokens_mask, ids, "special_tokens_mask")
@@ -325,8 +362,8 @@ def mask_with(
         choose,
         replacement,
         special_tokens_mask=special_tokens_mask,
-        mlm_probability=mlm_probability,
-        min_masked=check_count(min_masked, "min_masked"),
+        mlm_probability=settings.mlm_probability,
+        min_masked=settings.min_masked,
         generator=generator,
     )
     return inputs.reshape(input_ids.shape), labels.reshape(input_ids.shape)
@@ -395,16 +432,29 @@ def choose_tokens(draw: Draw) -> tuple[torch.Tensor, torch.Tensor]:
     return choose_each(draw.selectable, draw)
 
 
-def mask_tokens(input_ids: torch.Tensor, **settings: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def mask_tokens(
+    input_ids: torch.Tensor,
+    *,
+    special_tokens_mask: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    **settings: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT's masking: each token is a target with probability ``mlm_probability``.
 
-    ``settings`` are the keyword arguments of :func:`mask_with`: ``mask_token_id``,
-    ``special_ids`` and ``vocab_size`` (required), ``special_tokens_mask``, ``mlm_probability``
-    (0.15), ``mask_replace_prob`` (0.8), ``random_replace_prob`` (0.1), ``min_masked`` (0) and
-    ``generator``. ``min_masked`` guarantees that many targets per row (fewer if the row has
-    fewer ordinary tokens), so a short sentence still contributes to the loss.
+    ``settings`` are the fields of :class:`MaskingSettings`: ``mask_token_id``,
+    ``special_ids`` and ``vocab_size`` (required), ``mlm_probability`` (0.15),
+    ``mask_replace_prob`` (0.8), ``random_replace_prob`` (0.1) and ``min_masked`` (0).
+    ``min_masked`` guarantees that many targets per row (fewer if the row has fewer ordinary
+    tokens), so a short sentence still contributes to the loss. ``special_tokens_mask`` and
+    ``generator`` are :func:`mask_with`'s.
 
     Returns ``(inputs, labels)`` shaped like ``input_ids``: ``labels`` is the original id at
     the targets and ``-100`` elsewhere.
     """
-    return mask_with(input_ids, choose_tokens, **settings)
+    return mask_with(
+        input_ids,
+        choose_tokens,
+        MaskingSettings(**settings),
+        special_tokens_mask=special_tokens_mask,
+        generator=generator,
+    )

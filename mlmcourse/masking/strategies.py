@@ -18,6 +18,7 @@ import torch
 
 from mlmcourse.masking.core import (
     Draw,
+    MaskingSettings,
     check_same_shape,
     check_setting,
     choose_each,
@@ -92,7 +93,12 @@ def choose_words(word_ids: Any, draw: Draw) -> tuple[torch.Tensor, torch.Tensor]
 
 
 def mask_whole_words(
-    input_ids: torch.Tensor, word_ids: torch.Tensor, **settings: Any
+    input_ids: torch.Tensor,
+    word_ids: torch.Tensor,
+    *,
+    special_tokens_mask: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    **settings: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Whole-word masking: each *word* is a target with probability ``mlm_probability``.
 
@@ -105,7 +111,14 @@ def mask_whole_words(
     a word is a run of equal ids. ``min_masked`` counts words. The ``settings`` and the return
     value are those of :func:`~mlmcourse.masking.mask_tokens`.
     """
-    return mask_with(input_ids, functools.partial(choose_words, word_ids), **settings)
+    rule = functools.partial(choose_words, word_ids)
+    return mask_with(
+        input_ids,
+        rule,
+        MaskingSettings(**settings),
+        special_tokens_mask=special_tokens_mask,
+        generator=generator,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,6 +284,8 @@ def mask_spans(
     *,
     geometric_p: float = 0.2,
     max_span_length: int = 10,
+    special_tokens_mask: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
     **settings: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """SpanBERT-style masking: contiguous spans of whole words become targets.
@@ -286,4 +301,10 @@ def mask_spans(
     ``settings`` and the return value are those of :func:`~mlmcourse.masking.mask_tokens`.
     """
     rule = functools.partial(choose_spans, word_ids, geometric_p, max_span_length)
-    return mask_with(input_ids, rule, **settings)
+    return mask_with(
+        input_ids,
+        rule,
+        MaskingSettings(**settings),
+        special_tokens_mask=special_tokens_mask,
+        generator=generator,
+    )

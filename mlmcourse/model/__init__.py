@@ -16,7 +16,7 @@ In reading order:
 The heads that turn the encoder's vectors into predictions are :mod:`mlmcourse.heads`.
 """
 
-from mlmcourse.model.bert import BertModel, eager_attention, mean_pooling
+from mlmcourse.model.bert import BertModel, eager_attention
 from mlmcourse.model.config import EncoderConfig, EncoderOutput
 from mlmcourse.model.modern import ModernBertModel, ModernConfig, config_from_dict, encoder_for
 
@@ -29,5 +29,4 @@ __all__ = [
     "config_from_dict",
     "eager_attention",
     "encoder_for",
-    "mean_pooling",
 ]

@@ -1,11 +1,30 @@
 """The BERT encoder, read top to bottom: masks, attention, the feed-forward block, the stack.
 
-Module and parameter names follow ``transformers.BertModel`` (``embeddings.word_embeddings``,
-``encoder.layer.0.attention.self.query``, ...), so real BERT checkpoints load with a
-near-identity mapping (:mod:`mlmcourse.interop.bert`) and every number can be checked against
-the reference implementation.
+Module and parameter names follow ``transformers.BertModel``, so real BERT checkpoints load with
+a near-identity mapping (:mod:`mlmcourse.interop.bert`) and every number can be checked against
+the reference implementation. What each name is (layer ``i``'s names start ``encoder.layer.i.``):
 
-Shapes: B sequences of T tokens, hidden size H, h heads of d = H / h dimensions each.
+====================================  =========================================================
+``transformers`` name                 role
+====================================  =========================================================
+``embeddings.word_embeddings``        the token vectors (the MLM head's decoder shares them)
+``embeddings.position_embeddings``    a learned vector for each position
+``embeddings.token_type_embeddings``  a learned vector for each segment (sentence A or B)
+``embeddings.LayerNorm``              the LayerNorm of their sum
+``attention.self.query``              W_Q, (H, H): the queries
+``attention.self.key``                W_K, (H, H): the keys
+``attention.self.value``              W_V, (H, H): the values
+``attention.output.dense``            W_O, (H, H): mixes the heads, side by side, back to H
+``attention.output.LayerNorm``        LN1, after the attention block's residual sum
+``intermediate.dense``                W1, (I, H): the feed-forward expansion, before GELU
+``output.dense``                      W2, (H, I): the feed-forward projection back to H
+``output.LayerNorm``                  LN2, after the feed-forward block's residual sum
+``pooler.dense``                      the pooler's ``tanh(Dense(h_[CLS]))``
+====================================  =========================================================
+
+Shapes: B sequences of T tokens, hidden size H, h heads of d = H / h dimensions each, I the
+feed-forward width (``intermediate_size``). Causality is part of the attention mask
+(:func:`attention_allowed`), so the layers take one additive bias and nothing else.
 
 This file is BERT and nothing else. Later chapters build on its pieces without switching
 anything on inside it: the modern encoder (:mod:`mlmcourse.model.modern`) and the speed path
@@ -15,6 +34,7 @@ that computes on the real tokens only (:mod:`mlmcourse.model.speed`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -39,7 +59,6 @@ __all__ = [
     "check_input_shape",
     "eager_attention",
     "init_weights",
-    "mean_pooling",
     "merge_heads",
     "split_heads",
 ]
@@ -80,21 +99,16 @@ def eager_attention(
     value: torch.Tensor,
     bias: torch.Tensor | None = None,
     *,
-    is_causal: bool = False,
     dropout_p: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``softmax(Q K^T / sqrt(d) + bias) V``, written out; returns (context, probabilities).
 
-    query/key/value are (B, h, T, d); ``bias`` broadcasts to (B, h, T, T). ``is_causal`` adds
-    the lower-triangular mask itself (used when there is no bias).
+    query/key/value are (B, h, T, d); ``bias`` (:func:`attention_bias`) broadcasts to
+    (B, h, T, T): 0 where a query may see a key, very negative where it may not.
     """
     scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, T)
     if bias is not None:
         scores = scores + bias
-    if is_causal:
-        seq_len = scores.shape[-1]
-        future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=scores.device).triu(1)
-        scores = scores.masked_fill(future, torch.finfo(scores.dtype).min)
     probs = scores.softmax(dim=-1)  # (B, h, T, T)
     context = F.dropout(probs, p=dropout_p) @ value if dropout_p > 0 else probs @ value
     return context, probs  # (B, h, T, d), (B, h, T, T)
@@ -106,17 +120,14 @@ def attention(
     value: torch.Tensor,
     bias: torch.Tensor | None = None,
     *,
-    is_causal: bool = False,
     output_attentions: bool = False,
     dropout_p: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``softmax(Q K^T / sqrt(d) + bias) V`` in every head: one fused kernel (SDPA), or
     :func:`eager_attention` when the probabilities are asked for (SDPA never forms them)."""
     if output_attentions:
-        return eager_attention(query, key, value, bias, is_causal=is_causal, dropout_p=dropout_p)
-    context = F.scaled_dot_product_attention(
-        query, key, value, attn_mask=bias, dropout_p=dropout_p, is_causal=is_causal
-    )
+        return eager_attention(query, key, value, bias, dropout_p=dropout_p)
+    context = F.scaled_dot_product_attention(query, key, value, attn_mask=bias, dropout_p=dropout_p)
     return context, None
 
 
@@ -166,8 +177,10 @@ class BertEmbeddings(nn.Module):
 def project_qkv(hidden_states: torch.Tensor, attention: BertSelfAttention) -> torch.Tensor:
     """The query, key and value projections as one matmul, (..., H) -> (..., 3H).
 
-    One wide matmul runs closer to the CPU's peak than three narrow ones; the weights stay three
-    ``Linear`` layers, named as in every BERT checkpoint.
+    One wide matmul runs closer to the CPU's peak than three narrow ones, and the course's
+    models were trained with it (three matmuls give the same outputs, but their gradients are
+    summed in another order); the weights stay three ``Linear`` layers, named as in every
+    BERT checkpoint.
     """
     layers = (attention.query, attention.key, attention.value)
     weight = torch.cat([layer.weight for layer in layers])  # (3H, H)
@@ -193,15 +206,12 @@ class BertSelfAttention(nn.Module):
         hidden_states: torch.Tensor,
         bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         query, key, value = project_qkv(hidden_states, self).chunk(3, dim=-1)  # (B, T, H)
         heads = self.num_attention_heads
         query, key, value = (split_heads(x, heads) for x in (query, key, value))  # (B, h, T, d)
-        context, probs = self.attend(
-            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions
-        )
+        context, probs = self.attend(query, key, value, bias, output_attentions=output_attentions)
         return merge_heads(context), probs  # (B, T, H), (B, h, T, T) or None
 
     def attend(
@@ -209,17 +219,15 @@ class BertSelfAttention(nn.Module):
         query: torch.Tensor,
         key: torch.Tensor,
         value: torch.Tensor,
-        bias: torch.Tensor | None,
+        bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """:func:`attention` with this layer's dropout on the probabilities while training."""
         dropout_p = self.dropout_prob if self.training else 0.0
         return attention(
-            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions,
-            dropout_p=dropout_p,
-        )  # fmt: skip
+            query, key, value, bias, output_attentions=output_attentions, dropout_p=dropout_p
+        )
 
 
 class BertSelfOutput(nn.Module):
@@ -252,12 +260,9 @@ class BertAttention(nn.Module):
         hidden_states: torch.Tensor,
         bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        context, probs = self.self(
-            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
-        )
+        context, probs = self.self(hidden_states, bias, output_attentions=output_attentions)
         return self.output(context, hidden_states), probs
 
 
@@ -296,11 +301,10 @@ class BertLayer(nn.Module):
         hidden_states: torch.Tensor,
         bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attention_output, probs = self.attention(
-            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
+            hidden_states, bias, output_attentions=output_attentions
         )  # (B, T, H): every token has looked at the others
         layer_output = self.output(self.intermediate(attention_output), attention_output)
         return layer_output, probs  # (B, T, H), (B, h, T, T) or None
@@ -318,15 +322,12 @@ class BertEncoder(nn.Module):
         hidden_states: torch.Tensor,
         bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
     ) -> EncoderOutput:
         all_hidden, all_attentions = [hidden_states], []
         for layer in self.layer:
-            hidden_states, probs = layer(
-                hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions
-            )  # (B, T, H)
+            hidden_states, probs = layer(hidden_states, bias, output_attentions=output_attentions)
             all_hidden.append(hidden_states)
             all_attentions.append(probs)
         return EncoderOutput(
@@ -408,12 +409,32 @@ class BertModel(nn.Module):
         """Encode a batch: ``input_ids`` (B, T); ``attention_mask`` 1 for tokens, 0 for padding."""
         check_input_shape(input_ids, self.config)
         hidden_states = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
-        is_causal, bias = self.config.is_causal, None
-        if attention_mask is not None:  # padding (and causality): one bias for every layer
-            allowed = attention_allowed(attention_mask, is_causal=is_causal)
-            bias, is_causal = attention_bias(allowed, hidden_states.dtype), False
-        output = self.encoder(
-            hidden_states, bias, is_causal=is_causal, output_attentions=output_attentions,
+        if attention_mask is None and self.config.is_causal:  # no padding, but a future to hide
+            attention_mask = torch.ones_like(input_ids)
+        allowed = None  # no mask: every token sees every other
+        if attention_mask is not None:
+            allowed = attention_allowed(attention_mask, is_causal=self.config.is_causal)
+        return self.encode(
+            hidden_states, allowed, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )  # fmt: skip
+
+    def encode(
+        self,
+        hidden_states: torch.Tensor,
+        allowed: torch.Tensor | None,
+        *,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        stack: Callable[..., EncoderOutput] | None = None,
+    ) -> EncoderOutput:
+        """Embedded tokens through the layers, then the pooler; ``allowed`` becomes one bias for
+        every layer. ``stack`` runs the layers: :attr:`encoder` unless given (the speed path
+        gives one that computes on the real tokens only)."""
+        bias = None if allowed is None else attention_bias(allowed, hidden_states.dtype)
+        stack = self.encoder if stack is None else stack
+        output = stack(
+            hidden_states, bias, output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )  # fmt: skip
         if self.pooler is not None:
@@ -438,18 +459,3 @@ def init_weights(module: nn.Module, *, std: float) -> None:
         nn.init.ones_(module.weight)
         if module.bias is not None:
             nn.init.zeros_(module.bias)
-
-
-def mean_pooling(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """One vector per sequence: the average of its real tokens' vectors, padding left out.
-
-    This is how sentence-transformers turns MiniLM's token vectors into a sentence embedding
-    (it then L2-normalises them). (B, T, H), (B, T) -> (B, H).
-    """
-    if attention_mask.shape != last_hidden_state.shape[:2]:
-        raise ValueError(
-            f"attention_mask must be (B, T) = {tuple(last_hidden_state.shape[:2])}, "
-            f"got {tuple(attention_mask.shape)}"
-        )
-    weights = attention_mask.to(last_hidden_state.dtype).unsqueeze(-1)  # (B, T, 1)
-    return (last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1.0)

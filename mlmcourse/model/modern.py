@@ -300,15 +300,14 @@ class ModernAttention(nn.Module):
         self.dropout_prob = config.attention_probs_dropout_prob
         self.out_drop = nn.Dropout(config.hidden_dropout_prob)
 
-    def forward(self, hidden_states, bias=None, *, is_causal=False, output_attentions=False,
-                rotary=None):  # fmt: skip
+    def forward(self, hidden_states, bias=None, *, output_attentions=False, rotary=None):
         heads = self.num_attention_heads
         qkv = self.Wqkv(hidden_states).chunk(3, dim=-1)  # 3 x (B, T, H)
         query, key, value = (split_heads(x, heads) for x in qkv)  # (B, h, T, d)
         if rotary is not None:  # turn queries and keys by their positions' angles
             query, key = apply_rotary(query, key, *rotary)
         context, probs = attention(
-            query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions,
+            query, key, value, bias, output_attentions=output_attentions,
             dropout_p=self.dropout_prob if self.training else 0.0,
         )  # fmt: skip
         return self.out_drop(self.Wo(merge_heads(context))), probs  # (B, T, H)
@@ -349,8 +348,8 @@ class ModernLayer(nn.Module):
         self.pre_layer_norm = config.pre_layer_norm
         self.is_local = config.is_local_layer(index)
 
-    def forward(self, x, bias=None, *, is_causal=False, output_attentions=False, rotary=None):
-        kwargs = dict(is_causal=is_causal, output_attentions=output_attentions, rotary=rotary)
+    def forward(self, x, bias=None, *, output_attentions=False, rotary=None):
+        kwargs = dict(output_attentions=output_attentions, rotary=rotary)
         if self.pre_layer_norm:
             attended, probs = self.attn(self.attn_norm(x), bias, **kwargs)
             x = x + attended  # (B, T, H)
@@ -408,9 +407,8 @@ class ModernBertModel(nn.Module):
                 (local.bias, local.rotary) if layer.is_local else (bias, rotary)
             )
             hidden_states, probs = layer(
-                hidden_states, layer_bias, is_causal=self.config.is_causal and layer_bias is None,
-                output_attentions=output_attentions, rotary=layer_rotary,
-            )  # fmt: skip
+                hidden_states, layer_bias, output_attentions=output_attentions, rotary=layer_rotary
+            )
             all_hidden.append(hidden_states)
             all_attentions.append(probs)
         if self.final_norm is not None:
@@ -430,8 +428,8 @@ class ModernBertModel(nn.Module):
         """The global layers' bias (padding and causality, as BERT's), and the local layers'
         window with their rotation (``None`` without local attention)."""
         config = self.config
-        if attention_mask is None and config.local_attention:
-            attention_mask = torch.ones_like(input_ids)
+        if attention_mask is None and (config.local_attention or config.is_causal):
+            attention_mask = torch.ones_like(input_ids)  # no padding, but a window or a future
         if attention_mask is None:
             return None, None
         allowed = attention_allowed(attention_mask, is_causal=config.is_causal)

@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
@@ -41,7 +42,6 @@ from mlmcourse.model.bert import (
     BertModel,
     BertSelfAttention,
     attention_allowed,
-    attention_bias,
     check_input_shape,
     project_qkv,
 )
@@ -156,16 +156,13 @@ class SpeedSelfAttention(BertSelfAttention):
         query: torch.Tensor,
         key: torch.Tensor,
         value: torch.Tensor,
-        bias: torch.Tensor | None,
+        bias: torch.Tensor | None = None,
         *,
-        is_causal: bool = False,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         p = self.dropout_prob if self.training else 0.0
-        if p == 0.0 or is_causal or output_attentions or query.device.type != "cpu":
-            return super().attend(
-                query, key, value, bias, is_causal=is_causal, output_attentions=output_attentions
-            )
+        if p == 0.0 or output_attentions or query.device.type != "cpu":
+            return super().attend(query, key, value, bias, output_attentions=output_attentions)
         scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, T)
         if bias is not None:
             scores = scores + bias
@@ -189,47 +186,38 @@ class SpeedBertModel(BertModel):
         output_hidden_states: bool = False,
     ) -> EncoderOutput:
         check_input_shape(input_ids, self.config)
-        if position_ids is None:  # not packed: BERT's own forward
-            if not unpad or attention_mask is None or is_compiling():
-                return super().forward(
-                    input_ids, attention_mask, token_type_ids,
-                    output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-                )  # fmt: skip
+        outputs = {
+            "output_attentions": output_attentions,
+            "output_hidden_states": output_hidden_states,
+        }
+        unpad = unpad and not (output_attentions or output_hidden_states or is_compiling())
+        if position_ids is None and (not unpad or attention_mask is None):
+            return super().forward(input_ids, attention_mask, token_type_ids, **outputs)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        if position_ids is None:  # one text a row: BERT's mask
             position_ids = torch.arange(input_ids.shape[1], device=input_ids.device)
             position_ids = position_ids.expand_as(input_ids)
             allowed = attention_allowed(attention_mask, is_causal=self.config.is_causal)
-        else:
-            if attention_mask is None:
-                attention_mask = torch.ones_like(input_ids)
+        else:  # packed rows: each text sees only itself
             allowed = packed_allowed(attention_mask, position_ids, is_causal=self.config.is_causal)
-        bias = attention_bias(allowed, self.embeddings.word_embeddings.weight.dtype)
-        if unpad and not is_compiling() and not (output_attentions or output_hidden_states):
-            output = self._unpadded(input_ids, attention_mask, token_type_ids, position_ids, bias)
-        else:
+        if not unpad:
             hidden_states = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
-            output = self.encoder(
-                hidden_states, bias, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states,
-            )  # fmt: skip
-        if self.pooler is not None:
-            output.pooler_output = self.pooler(output.last_hidden_state)  # (B, H)
-        return output
-
-    def _unpadded(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        token_type_ids: torch.Tensor | None,
-        position_ids: torch.Tensor,
-        bias: torch.Tensor,
-    ) -> EncoderOutput:
-        """Every layer on the (N, H) real tokens; the output padded back, zeros at padding."""
+            return self.encode(hidden_states, allowed, **outputs)
         unpadding = Unpadding.from_mask(attention_mask)
         tokens = [None if x is None else unpadding.unpad(x)[None] for x in
                   (input_ids, token_type_ids, position_ids)]  # fmt: skip
-        hidden_states = self.embeddings(*tokens)[0]  # (N, H)
+        hidden_states = self.embeddings(*tokens)[0]  # (N, H): the real tokens only
+        return self.encode(hidden_states, allowed, stack=partial(self.unpadded_stack, unpadding))
+
+    def unpadded_stack(
+        self, unpadding: Unpadding, hidden_states: torch.Tensor, bias: torch.Tensor, **outputs: bool
+    ) -> EncoderOutput:
+        """The layers on the (N, H) real tokens (:func:`unpadded_layer`), padded back at the end,
+        zeros at padding; the stack :meth:`~BertModel.encode` runs when ``unpad=True``. (It is
+        never asked for ``outputs``: per-layer attentions and states take the padded path.)"""
         for layer in self.encoder.layer:
-            hidden_states = unpadded_layer(layer, hidden_states, bias, unpadding)
+            hidden_states = unpadded_layer(layer, hidden_states, bias, unpadding)  # (N, H)
         return EncoderOutput(last_hidden_state=unpadding.pad(hidden_states))  # (B, T, H)
 
 

@@ -17,6 +17,7 @@ from mlmcourse.utils.checks import (
     ConfigError,
     check_choice,
     check_int,
+    check_non_negative_int,
     check_positive_int,
     check_probability,
     check_seed,
@@ -142,6 +143,12 @@ class PretrainConfig(TrainingConfig):
         1234,
         "seed of the fixed validation masks (the same for every evaluation)",
         check_seed,
+    )
+    eval_texts: int = _evaluation(
+        0,
+        "score the first N validation texts only (0: all of them); a quick look at a run whose "
+        "validation set is large",
+        check_non_negative_int,
     )
     output_dir: str = _evaluation("", "where checkpoints are written (empty: nowhere)")
     resume_from_checkpoint: str = _evaluation(

@@ -28,6 +28,7 @@ from mlmcourse.pretraining.config import PretrainConfig
 from mlmcourse.pretraining.loading import load_config
 from mlmcourse.tokenization import WordLevelTokenizer, WordPieceTokenizer, load_tokenizer
 from mlmcourse.training import (
+    CheckpointPlan,
     MLMBatches,
     TrainingConfig,
     TrainResult,
@@ -89,17 +90,21 @@ def pretrain(
     model, tokenizer = _model_and_tokenizer(config, train_texts, say)
     collator = build_collator(config, tokenizer, model.config.max_position_embeddings)
     batches = _training_batches(config, collator, train_texts, job)
+    validation_texts = validation_texts[: config.eval_texts or None]
     eval_batches = fixed_eval_batches(
         validation_texts, collator, batch_size=config.eval_batch_size, seed=config.eval_seed
     )
     say(_summary(config, model, tokenizer, (len(train_texts), len(validation_texts)), job))
     # packed rows need the encoder's speed path, which keeps their texts apart, for the run
     with speed_path(model) if config.packing else nullcontext():
+        checkpoints = CheckpointPlan(
+            config.output_dir or None, tokenizer=tokenizer, extra_config=config.to_dict(),
+            resume_from=config.resume_from_checkpoint or None,
+        )  # fmt: skip
         result = train(
             model, batches, _scaled_training_config(config, job.world_size, say),
-            eval_batches=eval_batches, device=job.device, output_dir=config.output_dir or None,
-            tokenizer=tokenizer, resume_from=config.resume_from_checkpoint or None,
-            extra_config=config.to_dict(), progress=progress, log=log,
+            eval_batches=eval_batches, device=job.device, checkpoints=checkpoints,
+            progress=progress, log=log,
         )  # fmt: skip
     if config.output_dir:
         say(f"checkpoint written to {config.output_dir}")

@@ -2,7 +2,8 @@
 
 The model is :class:`~mlmcourse.heads.BertForSequenceClassification`;
 :func:`fine_tune_classifier` trains it (the one recipe, :func:`mlmcourse.training.fine_tune`,
-in batches of similar length), :func:`evaluate_classifier` scores it and :func:`classify` is
+in batches of similar length; :data:`CLASSIFIER_RECIPE` by default, :data:`SST2_RECIPE` for
+MiniLM on SST-2), :func:`evaluate_classifier` scores it and :func:`classify` is
 ``transformers``' text-classification pipeline.
 """
 
@@ -16,11 +17,12 @@ import torch
 from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.tokenization.base import as_text_list
-from mlmcourse.training import TrainResult, fine_tune
-from mlmcourse.utils.checks import check_bool, check_number, check_positive_int, is_int
+from mlmcourse.training import FineTuneRecipe, TrainResult, check_recipe, fine_tune
+from mlmcourse.utils.checks import check_number, check_positive_int, is_int
 from mlmcourse.utils.runtime import evaluating
 
 __all__ = [
+    "CLASSIFIER_RECIPE",
     "SST2_RECIPE",
     "classify",
     "evaluate_classifier",
@@ -28,16 +30,21 @@ __all__ = [
     "predict_logits",
 ]
 
-SST2_RECIPE = {
-    "max_steps": 800,
-    "batch_size": 32,
-    "learning_rate": 1e-4,
-    "lr_scheduler_type": "linear",
-    "freeze_word_embeddings": True,
-}
-"""Fine-tuning MiniLM on SST-2 within 10 CPU-minutes: the learning rate chosen on 2,000
-sentences held out of SST-2's training split by ``experiments/sst2_minilm.py`` (see
-``results/sst2_minilm.json``)."""
+CLASSIFIER_RECIPE = FineTuneRecipe(epochs=1, batch_size=32, learning_rate=1e-4, max_length=128)
+""":func:`fine_tune_classifier`'s default: one epoch, texts cut to 128 tokens."""
+
+SST2_RECIPE = FineTuneRecipe(
+    epochs=1,
+    steps=800,
+    batch_size=32,
+    learning_rate=1e-4,
+    lr_scheduler_type="linear",
+    freeze_word_embeddings=True,
+    max_length=128,
+)
+"""Fine-tuning MiniLM on SST-2 within 10 CPU-minutes (the first 800 batches of an epoch), its
+word embeddings frozen: the learning rate chosen on 2,000 sentences held out of SST-2's
+training split by ``experiments/sst2_minilm.py`` (see ``results/sst2_minilm.json``)."""
 
 
 # --- training and evaluation -------------------------------------------------------------------
@@ -71,36 +78,25 @@ def fine_tune_classifier(
     examples: Sequence[tuple[str, int | float]],
     tokenizer: Any,
     *,
-    epochs: int = 1,
-    max_steps: int | None = None,
-    batch_size: int = 32,
-    learning_rate: float = 1e-4,
-    lr_scheduler_type: str = "linear",
-    freeze_word_embeddings: bool = False,
-    max_length: int = 128,
+    recipe: FineTuneRecipe = CLASSIFIER_RECIPE,
     seed: int = 0,
     device: torch.device | str | None = None,
     progress: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``(text, label)`` pairs with :func:`mlmcourse.training.fine_tune`.
 
-    Each epoch visits every example once in batches of similar length
-    (:class:`~mlmcourse.training.EpochPlan`): SST-2's phrases run from one word to fifty, and
-    batching them at random would spend most of each batch on padding. Warmup is 10% of the
-    steps. ``max_steps`` stops earlier (a CPU budget): the first ``max_steps`` batches of that
-    order. ``freeze_word_embeddings`` keeps the word embeddings as they are: they are half of
-    MiniLM's weights, so each step then updates half as many numbers, and the words a small
-    training set never shows keep their pretrained vectors (as the words it does show).
+    With the ``recipe``'s ``epochs``, each epoch visits every example once in batches of
+    similar length (:class:`~mlmcourse.training.EpochPlan`): SST-2's phrases run from one word
+    to fifty, and batching them at random would spend most of each batch on padding; its
+    ``steps`` then stops earlier (a CPU budget): the first ``steps`` batches of that order.
+    ``freeze_word_embeddings`` keeps the word embeddings as they are (:data:`SST2_RECIPE`).
     Batch ``i`` depends only on ``(seed, i)``, so a run is reproducible.
     """
     if not examples:
         raise ValueError("fine_tune_classifier needs at least one (text, label) example")
+    recipe = check_recipe(recipe, "fine_tune_classifier")
     check_example_labels([label for _, label in examples], model.num_labels)
-    check_bool(freeze_word_embeddings, "freeze_word_embeddings")
-    model.bert.get_input_embeddings().weight.requires_grad_(not freeze_word_embeddings)
-    max_length = min(
-        check_positive_int(max_length, "max_length"), model.config.max_position_embeddings
-    )
+    max_length = recipe.max_length_for(model)
     lengths = [len(tokenizer.encode(text)) for text, _ in examples]
 
     def make_batch(rows: list[tuple[str, int | float]], generator: Any) -> dict[str, torch.Tensor]:
@@ -109,9 +105,8 @@ def fine_tune_classifier(
         )
 
     return fine_tune(
-        model, examples, make_batch, lengths=lengths, epochs=epochs, max_steps=max_steps,
-        batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
-        seed=seed, device=device, progress=progress,
+        model, examples, make_batch, lengths=lengths, recipe=recipe, seed=seed, device=device,
+        progress=progress,
     )  # fmt: skip
 
 

@@ -4,9 +4,10 @@ An encoder gives one vector per token. all-MiniLM-L6-v2 was trained (on a billio
 pairs) so that the *average* of its token vectors, scaled to length 1, is close for texts that
 mean the same. That recipe is sentence-transformers' three modules, ``Transformer`` ->
 ``Pooling(mean)`` -> ``Normalize``, and here it is three lines: the encoder,
-:func:`~mlmcourse.model.mean_pooling`, ``F.normalize``. With unit vectors, cosine similarity
+:func:`mean_pooling`, ``F.normalize``. With unit vectors, cosine similarity
 is a dot product, and semantic search is a matrix product followed by ``topk``.
 
+- :func:`mean_pooling`: token vectors -> one vector per text, padding left out;
 - :func:`encode_sentences`: texts -> (N, H) embeddings, the core recipe;
 - :func:`embed`: the pipeline a reader calls (one text or many, truncation on or off);
 - :func:`cosine_similarity` and :func:`semantic_search`: comparing embeddings, the latter in
@@ -25,7 +26,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlmcourse.checkpoint.weights import check_vocab_fits
-from mlmcourse.model import mean_pooling
 from mlmcourse.tokenization.base import as_text_list
 from mlmcourse.utils.checks import check_bool, check_positive_int, read_json
 from mlmcourse.utils.runtime import evaluating
@@ -34,6 +34,7 @@ __all__ = [
     "cosine_similarity",
     "embed",
     "encode_sentences",
+    "mean_pooling",
     "semantic_search",
     "sentence_max_length",
 ]
@@ -86,6 +87,21 @@ def _checked_encode_args(
     check_bool(normalize, "normalize")
     check_vocab_fits(tokenizer, encoder.config.vocab_size, "encode_sentences")
     return texts, _check_max_length(encoder, max_length)
+
+
+def mean_pooling(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """One vector per sequence: the average of its real tokens' vectors, padding left out.
+
+    This is how sentence-transformers turns MiniLM's token vectors into a sentence embedding
+    (it then L2-normalises them). (B, T, H), (B, T) -> (B, H).
+    """
+    if attention_mask.shape != last_hidden_state.shape[:2]:
+        raise ValueError(
+            f"attention_mask must be (B, T) = {tuple(last_hidden_state.shape[:2])}, "
+            f"got {tuple(attention_mask.shape)}"
+        )
+    weights = attention_mask.to(last_hidden_state.dtype).unsqueeze(-1)  # (B, T, 1)
+    return (last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1.0)
 
 
 @torch.no_grad()

@@ -253,7 +253,6 @@ def held_out_scores(
     mask_replace_prob: float = 0.8,
     random_replace_prob: float = 0.1,
     seed: int = 1234,
-    batch_size: int = 64,
 ) -> dict[str, float]:
     """A masked LM's accuracy and perplexity on ``texts``, beside the unigram baseline's on the
     same masks (its counts from ``train_texts``): the honest score of an MLM on real text.
@@ -273,7 +272,7 @@ def held_out_scores(
         max_length=model.config.max_position_embeddings,
         seed=seed,
     )
-    batches = fixed_eval_batches(list(texts), collator, batch_size=batch_size, seed=seed)
+    batches = fixed_eval_batches(list(texts), collator, seed=seed)  # 64 a batch
     scores = evaluate(model, batches)
     train_ids = [tokenizer.encode(t).ids for t in train_texts]
     special = list(tokenizer.all_special_ids)

@@ -30,6 +30,10 @@ from mlmcourse.utils.runtime import evaluating, seeded_generator
 
 __all__ = ["LinearProbeResult", "fit_linear", "linear_probe", "token_features", "unseen_name_probe"]
 
+# The probe's mini-batches and AdamW's rate: one measuring instrument for every encoder.
+BATCH_SIZE = 256
+LEARNING_RATE = 1e-2
+
 
 @dataclass
 class LinearProbeResult:
@@ -122,8 +126,6 @@ def linear_probe(
     *,
     label_vocab: LabelVocab | None = None,
     epochs: int = 20,
-    batch_size: int = 256,
-    learning_rate: float = 1e-2,
     seed: int = 0,
     constrained: bool = False,
 ) -> LinearProbeResult:
@@ -131,19 +133,19 @@ def linear_probe(
 
     ``encoder`` is a ``BertModel`` or any model with ``.bert`` (its weights are copied, never
     changed). The classifier is trained with AdamW on the cached features for ``epochs`` passes
-    in a seeded order, then evaluated on ``eval_sentences`` with
+    in a seeded order (batches of :data:`BATCH_SIZE`, rate :data:`LEARNING_RATE`;
+    :func:`fit_linear` takes others), then evaluated on ``eval_sentences`` with
     :func:`~mlmcourse.tasks.ner.evaluate_ner`. ``constrained=False`` (default) takes the argmax label
     of each word, so the score reflects the vectors alone, not BIO decoding rules.
     """
     if not train_sentences or not eval_sentences:
         raise ValueError("linear_probe needs training and evaluation sentences, got an empty list")
     check_positive_int(epochs, "epochs")
-    check_positive_int(batch_size, "batch_size")
     encoder = _encoder(encoder)
     label_vocab = label_vocab or LabelVocab.from_sentences(train_sentences)
     features, labels = token_features(encoder, tokenizer, train_sentences, label_vocab)
     classifier, losses = fit_linear(
-        features, labels, label_vocab.num_labels, epochs, batch_size, learning_rate, seed
+        features, labels, label_vocab.num_labels, epochs, BATCH_SIZE, LEARNING_RATE, seed
     )
     model = BertForTokenClassification.from_encoder(  # copies the encoder's weights
         encoder,

@@ -17,8 +17,8 @@ it a *real* loop rather than a toy is what it guards against, one module each:
 - :mod:`~mlmcourse.training.hardware`: bf16 autocast on CUDA, plain fp32 on CPU,
   ``torch.compile``, and ``DistributedDataParallel`` under ``torchrun``;
 - :mod:`~mlmcourse.training.loop`: :func:`train` itself;
-- :mod:`~mlmcourse.training.fine_tuning`: :func:`fine_tune`, the one recipe every task head
-  is fine-tuned with;
+- :mod:`~mlmcourse.training.fine_tuning`: :func:`fine_tune` and :class:`FineTuneRecipe`, the
+  one recipe every task head is fine-tuned with;
 - :mod:`~mlmcourse.training.distributed` and :mod:`~mlmcourse.training.packing`: several
   processes under ``torchrun``, and rows packed with several texts.
 
@@ -34,9 +34,9 @@ from mlmcourse.training.batches import (
     fixed_eval_batches,
     length_grouped_batches,
 )
-from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig, fine_tuning_config
+from mlmcourse.training.config import PRECISIONS, SCHEDULES, TrainingConfig
 from mlmcourse.training.evaluation import evaluate, targets, to_device
-from mlmcourse.training.fine_tuning import fine_tune
+from mlmcourse.training.fine_tuning import FineTuneRecipe, check_recipe, fine_tune
 from mlmcourse.training.hardware import (
     CompileFallback,
     autocast_context,
@@ -45,7 +45,7 @@ from mlmcourse.training.hardware import (
     unwrap_model,
     wrap_ddp,
 )
-from mlmcourse.training.loop import Checkpointer, TrainResult, train
+from mlmcourse.training.loop import Checkpointer, CheckpointPlan, TrainResult, train
 from mlmcourse.training.optim import (
     build_optimizer,
     build_scheduler,
@@ -57,8 +57,9 @@ from mlmcourse.training.stopping import StopRequest, TrainingDivergedError, Trai
 
 __all__ = [
     "TrainingConfig",
+    "FineTuneRecipe",
+    "check_recipe",
     "fine_tune",
-    "fine_tuning_config",
     "TrainResult",
     "TrainingDivergedError",
     "TrainingInterrupted",
@@ -79,6 +80,7 @@ __all__ = [
     "length_grouped_batches",
     "lr_multiplier",
     "CompileFallback",
+    "CheckpointPlan",
     "Checkpointer",
     "StopRequest",
     "to_device",

@@ -24,7 +24,6 @@ from mlmcourse.utils.options import check_options, option
 
 __all__ = [
     "TrainingConfig",
-    "fine_tuning_config",
     "SCHEDULES",
     "PRECISIONS",
     "OPTIMISATION",
@@ -119,19 +118,3 @@ class TrainingConfig:
     def from_dict(cls, values: Mapping[str, Any]) -> TrainingConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
-
-
-def fine_tuning_config(
-    steps: int, *, learning_rate: float, lr_scheduler_type: str, seed: int, unpad: bool = False
-) -> TrainingConfig:
-    """The fine-tuning recipes' optimiser settings (NER, sentence classification, question
-    answering): warmup over the first 10% of ``steps``, the loss logged ten times a run."""
-    return TrainingConfig(
-        unpad=unpad,
-        max_steps=steps,
-        learning_rate=learning_rate,
-        lr_scheduler_type=lr_scheduler_type,
-        warmup_steps=max(1, steps // 10),
-        logging_steps=max(1, steps // 10),
-        seed=seed,
-    )

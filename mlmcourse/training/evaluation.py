@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from inspect import signature
 
 import torch
 from torch import nn
@@ -49,15 +50,12 @@ def count_targets(model: nn.Module, batch: Mapping[str, torch.Tensor]) -> int:
     )
 
 
-def _predicted_logits(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Logits at the labelled positions, ``(N, V)``, whichever layout the model returned.
-
-    Our ``BertForMaskedLM`` already returns only those rows; a model returning ``(B, T, V)``
-    (``transformers.BertForMaskedLM``) is indexed here.
-    """
-    if logits.dim() == labels.dim() + 1 and logits.shape[:-1] == labels.shape:
-        return logits[labels != IGNORE_INDEX]
-    return logits
+def ask_logits_at_labels(model: nn.Module) -> dict[str, bool]:
+    """``{"logits_at_labels": True}`` for a model that can score the labelled positions alone
+    (our masked and causal LMs: logits (N, V), the read-out on N rows instead of B x T), and
+    ``{}`` for one that cannot (``transformers``' models, a tagger), whose logits are (B, T, V)."""
+    forward = unwrap_model(model).forward
+    return {"logits_at_labels": True} if "logits_at_labels" in signature(forward).parameters else {}
 
 
 @torch.no_grad()
@@ -68,25 +66,26 @@ def evaluate(
     device: torch.device | str | None = None,
     precision: str = "auto",
 ) -> dict[str, float]:
-    """Masked-token loss, accuracy and perplexity over ``batches``, weighted by token.
-
-    A batch's mean loss counts once per labelled token, so a batch with 3 masked tokens weighs
-    less than one with 300; ``perplexity`` is ``exp(loss)``. Dropout is off (eval mode)."""
+    """Masked-token loss, accuracy and perplexity over ``batches``, weighted by token: a batch's
+    mean loss counts once per labelled token, so a batch with 3 masked tokens weighs less than
+    one with 300; ``perplexity`` is ``exp(loss)``. Dropout is off (eval mode)."""
     device = torch.device(device) if device is not None else next(model.parameters()).device
     sums = torch.zeros(3, dtype=torch.float64, device=device)  # loss, correct, tokens
+    at_labels = ask_logits_at_labels(model)  # the scores at the targets only, if it can
     with evaluating(model):
         for i, batch in enumerate(batches):
             if i == 0:  # the data, once, where it comes in
                 check_batch_for(unwrap_model(model), batch)
             batch = to_device(batch, device)
             labels = targets(model, batch["labels"])
-            n = (labels != IGNORE_INDEX).sum()
+            selected = labels != IGNORE_INDEX  # (B, T): the positions with a target
+            n = selected.sum()
             if n.item() == 0:
                 continue
             with autocast_context(device, precision):
-                out = model(**batch)
-            logits = _predicted_logits(out.logits, labels)
-            hits = (logits.argmax(-1) == labels[labels != IGNORE_INDEX]).sum()
+                out = model(**batch, **at_labels)
+            logits = out.logits if at_labels else out.logits[selected]  # (N, V)
+            hits = (logits.argmax(-1) == labels[selected]).sum()
             sums += torch.stack([out.loss.double() * n, hits.double(), n.double()])
     return _metrics(*sums.tolist())
 

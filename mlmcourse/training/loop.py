@@ -37,7 +37,7 @@ from mlmcourse.training.optim import build_optimizer, build_scheduler
 from mlmcourse.training.step import forward_backward, optimizer_step, seed_dropout
 from mlmcourse.training.stopping import StopRequest, TrainingInterrupted, check_finite_loss
 
-__all__ = ["train", "training_steps", "Run", "TrainResult", "Checkpointer"]
+__all__ = ["train", "training_steps", "CheckpointPlan", "Run", "TrainResult", "Checkpointer"]
 
 Batch = Mapping[str, torch.Tensor]
 
@@ -64,6 +64,23 @@ class TrainResult:
         return self.tokens_seen / self.train_seconds if self.train_seconds > 0 else float("nan")
 
 
+@dataclass(frozen=True)
+class CheckpointPlan:
+    """Where :func:`train` writes its checkpoints, what they hold besides the run, and the
+    checkpoint it continues.
+
+    ``output_dir`` gets a checkpoint every ``save_steps`` steps and at the end (none when it
+    is ``None``); ``tokenizer`` is saved beside the weights; ``extra_config`` is written into
+    ``trainer_state.json`` beside the :class:`TrainingConfig` (a pretraining run's whole
+    config); ``resume_from`` is a checkpoint of this run to continue exactly.
+    """
+
+    output_dir: str | Path | None = None
+    tokenizer: Any = None
+    extra_config: Mapping[str, Any] | None = None
+    resume_from: str | Path | None = None
+
+
 def train(
     model: nn.Module,
     get_batch: Callable[[int], Batch],
@@ -71,31 +88,30 @@ def train(
     *,
     eval_batches: Sequence[Batch] | None = None,
     device: torch.device | str | None = None,
-    optimizer: torch.optim.Optimizer | None = None,
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-    output_dir: str | Path | None = None,
-    tokenizer: Any = None,
-    resume_from: str | Path | None = None,
-    extra_config: Mapping[str, Any] | None = None,
+    checkpoints: CheckpointPlan | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = print,
 ) -> TrainResult:
     """Train ``model`` for ``config.max_steps`` optimiser steps and return its history.
 
     Step ``s`` uses micro-batches ``get_batch(s * accum + k)`` for ``k < accum``. ``eval_batches``
-    are evaluated every ``eval_steps`` steps and at the end; with ``output_dir``, a checkpoint
-    (with ``extra_config``) is written every ``save_steps`` steps and at the end, and
-    ``resume_from`` continues a checkpointed run exactly. ``log`` receives the messages.
+    are evaluated every ``eval_steps`` steps and at the end; ``checkpoints`` says where the run
+    is saved and what it resumes (:class:`CheckpointPlan`). ``log`` receives the messages.
     With ``config.unpad`` the run is on the encoder's speed path
     (:func:`~mlmcourse.model.speed.speed_path`), and ``model`` leaves with its classes as it came.
     """
     device = _place(model, device)
-    optimizer = optimizer or build_optimizer(model, config)
-    scheduler = scheduler or build_scheduler(optimizer, config)
+    optimizer = build_optimizer(model, config)
+    scheduler = build_scheduler(optimizer, config)
     say = on_main_process(log)
-    saved_config = {**config.to_dict(), **dict(extra_config or {})}
-    checkpoints = Checkpointer(output_dir, model, optimizer, scheduler, tokenizer, saved_config)
-    result = TrainResult() if resume_from is None else checkpoints.resume(resume_from, config, say)
+    plan = checkpoints or CheckpointPlan()
+    saved_config = {**config.to_dict(), **dict(plan.extra_config or {})}
+    checkpointer = Checkpointer(
+        plan.output_dir, model, optimizer, scheduler, plan.tokenizer, saved_config
+    )
+    result = TrainResult()
+    if plan.resume_from is not None:
+        result = checkpointer.resume(plan.resume_from, config, say)
     # unpad: the real tokens only, on the encoder's speed path until the run ends
     with speed_path(model) if config.unpad else nullcontext():
         ddp = _ddp_or_none(model, device)
@@ -108,7 +124,7 @@ def train(
                 evaluate, model, eval_batches, device=device, precision=config.precision
             )
         run = Run(
-            model, forward, ddp, device, optimizer, scheduler, checkpoints, config, evaluate_now
+            model, forward, ddp, device, optimizer, scheduler, checkpointer, config, evaluate_now
         )
         model.train()
         bar = _progress_bar(config, result.step, progress)
@@ -116,7 +132,7 @@ def train(
             training_steps(run, get_batch, result, bar, stop)
         if evaluate_now is not None and config.final_evaluation and is_main_process():
             _final_evaluation(evaluate_now, model, result, say)
-    checkpoints.save(result)
+    checkpointer.save(result)
     return result
 
 
@@ -280,16 +296,16 @@ class Checkpointer:
         if self.output_dir is None:
             return
         if is_main_process():
-            checkpoint.save_checkpoint(
-                self.output_dir,
-                unwrap_model(self.model),
-                tokenizer=self.tokenizer,
+            state = checkpoint.TrainingState(
+                step=result.step,
                 optimizer=self.optimizer,
                 scheduler=self.scheduler,
-                step=result.step,
                 training_config=self.training_config,
                 history=result.history,
                 tokens_seen=result.tokens_seen,
+            )
+            checkpoint.save_checkpoint(
+                self.output_dir, unwrap_model(self.model), tokenizer=self.tokenizer, state=state
             )
         barrier()
 

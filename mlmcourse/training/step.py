@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from mlmcourse.training.distributed import all_reduce_sum, get_rank, get_world_size, rank_step_seed
-from mlmcourse.training.evaluation import count_targets
+from mlmcourse.training.evaluation import ask_logits_at_labels, count_targets
 from mlmcourse.training.hardware import autocast_context
 
 __all__ = ["seed_dropout", "forward_backward", "optimizer_step"]
@@ -38,10 +38,10 @@ def forward_backward(
     """Sum the gradients of ``micro`` into ``model``; the global batch's mean loss and tokens.
 
     ``forward`` runs the model (compiled, or wrapped in ``ddp`` under torchrun); each
-    micro-batch's loss is weighted by its labelled tokens over those of the global batch.
-    """
+    micro-batch's loss is weighted by its labelled tokens over those of the global batch."""
     device, world_size = micro[0]["input_ids"].device, get_world_size()
     counts = [count_targets(model, batch) for batch in micro]
+    at_labels = ask_logits_at_labels(model)  # the read-out at the targets only, if it can
     total = int(_over_ranks(sum(counts), device))  # labelled tokens of the global batch
     loss_sum, tokens = torch.zeros((), device=device), 0
     for k, (batch, n) in enumerate(zip(micro, counts, strict=True)):
@@ -50,7 +50,7 @@ def forward_backward(
         last = k == len(micro) - 1
         with contextlib.nullcontext() if ddp is None or last else ddp.no_sync():
             with autocast_context(device, precision):
-                loss = forward(**batch).loss
+                loss = forward(**batch, **at_labels).loss
             # DDP averages gradients over the ranks, hence the world_size factor.
             (loss * (n * world_size / max(1, total))).backward()
         loss_sum += loss.detach().float() * n

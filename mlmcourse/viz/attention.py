@@ -192,7 +192,7 @@ def attention_html(probs: Any, tokens: Sequence[str], *, title: str = "") -> str
     )
     return (
         '<table style="border-collapse:collapse;font-family:monospace;font-size:11px;'
-        f'table-layout:fixed">{caption}<tr><th></th>{head}</tr>{"".join(rows)}</table>'
+        f'table-layout:fixed">{caption}<tr><td></td>{head}</tr>{"".join(rows)}</table>'
         '<div style="font-size:11px;color:#444">rows: the query (attending token); columns: the '
         f"key (attended to); darkest = {top:.2f}. Hover a cell for its probability.</div>"
     )

@@ -138,7 +138,7 @@ def _score(model: Any, masked: Any, labels: Any) -> dict[str, Any]:
     import torch
 
     with torch.no_grad():
-        out = model(masked, labels=labels)
+        out = model(masked, labels=labels, logits_at_labels=True)
     probs = out.logits.float().softmax(-1)  # (N, V): one row per target
     targets = labels[labels != -100]
     target = probs[torch.arange(len(targets)), targets]

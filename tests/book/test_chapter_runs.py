@@ -72,17 +72,18 @@ def test_ner_viterbi_repairs_the_50_sentence_taggers_of_every_seed(world):
     """book/ner_world.md, "two more seeds" and "Constrained decoding": both taggers on 50 sentences,
     seeds 0, 1 and 2. The chapter trains seed 0 (its learning curve) and asserts the Viterbi
     checks for it; it asserts the gain of every seed on ner_curve.json, which holds these runs."""
-    from mlmcourse.tasks.ner import evaluate_ner, fine_tune_tagger, new_tagger
+    from mlmcourse.tasks.ner import TAGGER_RECIPE, evaluate_ner, fine_tune_tagger, new_tagger
 
     curve_eval = world.unseen[:EVAL_SIZE]
+    recipe = dataclasses.replace(TAGGER_RECIPE, steps=STEPS, unk_rate=UNK_RATE)
     small_f1, viterbi_gain = defaultdict(list), defaultdict(list)
     for seed in SEEDS:
         for name in ("pretrained", "from scratch"):
             model = new_tagger(
                 world.encoder, world.labels, pretrained=name == "pretrained", seed=seed
             )
-            fine_tune_tagger(model, world.train[:50], world.tokenizer, world.labels, steps=STEPS,
-                      unk_rate=UNK_RATE, seed=seed)  # fmt: skip
+            fine_tune_tagger(model, world.train[:50], world.tokenizer, world.labels, recipe=recipe,
+                             seed=seed)  # fmt: skip
             f1 = {
                 c: evaluate_ner(model, world.tokenizer, curve_eval, constrained=c)["f1"]
                 for c in (False, True)
@@ -107,6 +108,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
     from mlmcourse.data.real import WNUT17_LABELS
     from mlmcourse.heads import BertForTokenClassification
     from mlmcourse.tasks.ner import (
+        TAGGER_RECIPE,
         LabelVocab,
         class_weights_from_tags,
         evaluate_ner,
@@ -130,14 +132,15 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
     wnut_weights = class_weights_from_tags(wnut_train, wnut_labels)
     wnut_wordpiece = WordPieceTokenizer.train([s.text for s in wnut_train], vocab_size=4000)
     world_f1, scratch_f1 = [], []
+    recipe = dataclasses.replace(TAGGER_RECIPE, steps=STEPS)  # the chapter's STEPS and UNK_RATE
     for seed in SEEDS[1:]:  # seed 0: the chapter's own run and asserts
         set_seed(seed)
         wnut_model = BertForTokenClassification.from_encoder(
             world.encoder, len(wnut_labels), id2label=wnut_labels, classifier_dropout=0.1,
             class_weights=wnut_weights,
         )  # fmt: skip
-        fine_tune_tagger(wnut_model, wnut_train, tokenizer, wnut_labels, steps=STEPS,
-                  unk_rate=UNK_RATE, seed=seed)  # fmt: skip
+        fine_tune_tagger(wnut_model, wnut_train, tokenizer, wnut_labels,
+                         recipe=dataclasses.replace(recipe, unk_rate=UNK_RATE), seed=seed)  # fmt: skip
         world_f1.append(evaluate_ner(wnut_model, tokenizer, wnut_test)["f1"])
 
         set_seed(seed)
@@ -148,7 +151,7 @@ def test_ner_wnut17_world_encoder_and_scratch_over_three_seeds(world, real_data)
             class_weights=wnut_weights,
         )  # fmt: skip
         fine_tune_tagger(
-            wnut_scratch, wnut_train, wnut_wordpiece, wnut_labels, steps=STEPS, seed=seed
+            wnut_scratch, wnut_train, wnut_wordpiece, wnut_labels, recipe=recipe, seed=seed
         )
         scratch_f1.append(evaluate_ner(wnut_scratch, wnut_wordpiece, wnut_test)["f1"])
     # the claims of the chapter's paragraph, for every seed
@@ -182,8 +185,8 @@ def test_ner_minilm_short_run_on_1000_tweets(real_data):
     wnut_labels = LabelVocab(WNUT17_LABELS)
     minilm, minilm_tokenizer = load_bert(minilm_directory())
     minilm_tagger = new_tagger(minilm, wnut_labels, pretrained=True, seed=0)
-    fine_tune_tagger(minilm_tagger, wnut_train[:1000], minilm_tokenizer, wnut_labels, seed=0,
-              **REAL_TEXT_RECIPE)  # fmt: skip
+    fine_tune_tagger(minilm_tagger, wnut_train[:1000], minilm_tokenizer, wnut_labels,
+                     recipe=REAL_TEXT_RECIPE, seed=0)  # fmt: skip
     short = evaluate_ner(minilm_tagger, minilm_tokenizer, wnut_test)
     assert short["f1"] > 0.25, short["f1"]  # measured: 0.311 with seed 0 on a CPU, one thread
     text = "just saw taylor swift at madison square garden , best night ever"
@@ -213,10 +216,10 @@ def test_using_world_qa_short_run_gains_over_the_untrained_reader():
 
     encoder, tokenizer = load_bert(minilm_directory())
     untrained = load_results("world_qa_minilm")["untrained_test"]
-    short_qa_recipe = {**WORLD_QA_RECIPE, "epochs": 3, "batch_size": 8}  # the chapter's SHORT_QA
+    short_qa_recipe = dataclasses.replace(WORLD_QA_RECIPE, epochs=3, batch_size=8)  # SHORT_QA
     set_seed(0)
     reader = BertForQuestionAnswering.from_encoder(encoder)
-    fine_tune_qa(reader, world_questions("train")[:600], tokenizer, **short_qa_recipe, seed=0)
+    fine_tune_qa(reader, world_questions("train")[:600], tokenizer, recipe=short_qa_recipe, seed=0)
     short_qa = evaluate_qa(reader, tokenizer, world_questions("test"))
     # measured: F1 91.0 (seed 0, one CPU thread); some seeds stay near 20 at this budget
     assert short_qa["f1"] > 2 * untrained["test_f1"], short_qa

@@ -313,7 +313,7 @@ _SLOW_SWAP = """
 import sys, time
 from pathlib import Path
 import torch
-from mlmcourse.checkpoint import save_checkpoint
+from mlmcourse.checkpoint import TrainingState, save_checkpoint
 from mlmcourse.heads import BertForMaskedLM
 from mlmcourse.model import EncoderConfig
 
@@ -328,9 +328,9 @@ def slow_rename(self, target):
 out = Path(sys.argv[1])
 model = BertForMaskedLM(EncoderConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
     num_attention_heads=2, intermediate_size=16, max_position_embeddings=16))
-save_checkpoint(out, model, step=int(sys.argv[2]))
+save_checkpoint(out, model, state=TrainingState(step=int(sys.argv[2])))
 Path.rename = slow_rename
-save_checkpoint(out, model, step=int(sys.argv[2]) + 1)
+save_checkpoint(out, model, state=TrainingState(step=int(sys.argv[2]) + 1))
 """
 
 

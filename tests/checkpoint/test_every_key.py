@@ -18,7 +18,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlmcourse.checkpoint import load_training_state, save_checkpoint, shipped_checkpoint
+from mlmcourse.checkpoint import (
+    TrainingState,
+    load_training_state,
+    save_checkpoint,
+    shipped_checkpoint,
+)
 from mlmcourse.checkpoint.files import ARCHITECTURE_KEYS, read_trainer_state
 from mlmcourse.heads import BertForMaskedLM, BertForTokenClassification
 from mlmcourse.heads.auto import load_checkpoint
@@ -157,16 +162,15 @@ def resumable(tmp_path_factory) -> Path:
     model(input_ids=ids, labels=ids).loss.backward()
     optimizer.step()
     scheduler.step()
-    return save_checkpoint(
-        tmp_path_factory.mktemp("resumable") / "run",
-        model,
+    state = TrainingState(
+        step=1,
         optimizer=optimizer,
         scheduler=scheduler,
-        step=1,
         training_config=TRAINER_STATE["training_config"],
         history=TRAINER_STATE["history"],
         tokens_seen=4,
     )
+    return save_checkpoint(tmp_path_factory.mktemp("resumable") / "run", model, state=state)
 
 
 def _optimizer(model):

@@ -15,7 +15,7 @@ from mlmcourse.checkpoint import (
     load_weights,
     save_checkpoint,
 )
-from mlmcourse.training import TrainingConfig, train
+from mlmcourse.training import CheckpointPlan, TrainingConfig, train
 from mlmcourse.utils.runtime import set_rng_state
 from tests.tiny_mlm import TinyConfig, TinyMLM, tiny_batch
 
@@ -116,7 +116,7 @@ def test_resume_reproduces_the_uninterrupted_loss_curve(tmp_path):
             _model(start),
             crashing_batch,
             _config(save_steps=5),
-            output_dir=tmp_path / "run",
+            checkpoints=CheckpointPlan(tmp_path / "run"),
             progress=False,
             log=None,
         )
@@ -128,8 +128,7 @@ def test_resume_reproduces_the_uninterrupted_loss_curve(tmp_path):
         resumed_model,
         tiny_batch,
         _config(),
-        resume_from=tmp_path / "run",
-        output_dir=tmp_path / "run",
+        checkpoints=CheckpointPlan(tmp_path / "run", resume_from=tmp_path / "run"),
         progress=False,
         log=None,
     )

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from mlmcourse.checkpoint import load_encoder, save_checkpoint
+from mlmcourse.checkpoint import TrainingState, load_encoder, save_checkpoint
 from mlmcourse.heads import (
     MODEL_FOR_ARCHITECTURE,
     BertForCausalLM,
@@ -46,7 +46,7 @@ def test_transformers_loads_a_training_checkpoint_as_it_is(
     with torch.no_grad():  # a non-zero output bias, so a missing one would show
         model.cls.predictions.bias.normal_()
     optimizer = torch.optim.AdamW(model.parameters())
-    save_checkpoint(tmp_path / "run", model, optimizer=optimizer, step=3)
+    save_checkpoint(tmp_path / "run", model, state=TrainingState(step=3, optimizer=optimizer))
     reference = getattr(transformers, theirs).from_pretrained(str(tmp_path / "run")).eval()
     batch = _batch()
     with torch.no_grad():

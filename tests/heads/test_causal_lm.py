@@ -62,8 +62,10 @@ def test_loss_equals_the_hugging_face_shifted_cross_entropy(tokenizer):
         full[:, :-1].reshape(-1, full.shape[-1]), batch["labels"][:, 1:].reshape(-1)
     )
     assert torch.allclose(out.loss, reference, atol=1e-5)
+    assert out.logits.shape == (*batch["input_ids"].shape, tokenizer.vocab_size)  # (B, T, V)
     n_targets = int((batch["attention_mask"].sum(1) - 1).sum())  # every token but the first
-    assert out.logits.shape == (n_targets, tokenizer.vocab_size)
+    at_labels = model(**batch, logits_at_labels=True).logits
+    assert at_labels.shape == (n_targets, tokenizer.vocab_size)
 
 
 def test_causal_means_the_future_does_not_change_the_past(tokenizer):

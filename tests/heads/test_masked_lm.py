@@ -1,4 +1,5 @@
-"""BertForMaskedLM: head structure, labelled-only logits, loss, empty batches, HF parity."""
+"""BertForMaskedLM: head structure, the logits' shape, labelled-only logits, loss, empty batches,
+HF parity."""
 
 from __future__ import annotations
 
@@ -48,26 +49,104 @@ def test_decoder_is_tied_to_the_word_embeddings():
     assert model.num_parameters() == sum(p.numel() for p in names.values())
 
 
-def test_labelled_logits_are_the_full_logits_at_labelled_positions():
+def test_the_logits_are_b_t_v_by_default_with_or_without_labels():
     model = _model()
     batch = _batch()
-    full = model(batch["input_ids"], batch["attention_mask"]).logits  # (B, T, V)
-    out = model(**batch)
+    shape = (*batch["input_ids"].shape, VOCAB_SIZE)  # (B, T, V)
+    without = model(batch["input_ids"], batch["attention_mask"])
+    with_labels = model(**batch)
+    assert without.loss is None and without.logits.shape == shape
+    assert with_labels.logits.shape == shape
+    torch.testing.assert_close(with_labels.logits, without.logits)
+    # what a learner writes: a hit per labelled position, no shape error
     selected = batch["labels"] != -100
-    assert out.logits.shape == (int(selected.sum()), VOCAB_SIZE)
-    torch.testing.assert_close(out.logits, full[selected], atol=1e-5, rtol=1e-5)
+    hits = (with_labels.logits.argmax(-1) == batch["labels"])[selected]
+    assert hits.shape == (int(selected.sum()),)
+
+
+def test_logits_at_labels_are_the_full_logits_at_the_labelled_positions_same_loss():
+    model = _model()
+    batch = _batch()
+    full = model(**batch)  # (B, T, V)
+    at_labels = model(**batch, logits_at_labels=True)  # (N, V)
+    selected = batch["labels"] != -100
+    assert at_labels.logits.shape == (int(selected.sum()), VOCAB_SIZE)
+    torch.testing.assert_close(at_labels.logits, full.logits[selected], atol=1e-5, rtol=1e-5)
+    assert torch.equal(at_labels.loss, full.loss)  # the loss is computed one way: to the bit
     reference = F.cross_entropy(
-        full.view(-1, VOCAB_SIZE), batch["labels"].view(-1), ignore_index=-100
+        full.logits.view(-1, VOCAB_SIZE), batch["labels"].view(-1), ignore_index=-100
     )
-    torch.testing.assert_close(out.loss, reference, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(full.loss, reference, atol=1e-5, rtol=1e-5)
+    # the same gradients either way: the (B, T, V) read-out is not part of the loss
+    grads = []
+    for ask in (False, True):
+        model.zero_grad()
+        model(**batch, logits_at_labels=ask).loss.backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*grads, strict=True))
+    # without labels there is nothing to select: every position is scored
+    without = model(batch["input_ids"], logits_at_labels=True).logits
+    assert without.shape == (*batch["input_ids"].shape, VOCAB_SIZE)
+
+
+def test_a_causal_lm_follows_the_same_rule():
+    from mlmcourse.heads import BertForCausalLM
+
+    torch.manual_seed(0)
+    model = BertForCausalLM(tiny_encoder_config(vocab_size=VOCAB_SIZE, is_causal=True)).eval()
+    batch = _batch()
+    full, at_labels = model(**batch), model(**batch, logits_at_labels=True)
+    assert full.logits.shape == (*batch["input_ids"].shape, VOCAB_SIZE)
+    selected = model.targets(batch["labels"]) != -100  # next-token targets
+    torch.testing.assert_close(at_labels.logits, full.logits[selected], atol=1e-5, rtol=1e-5)
+    assert torch.equal(at_labels.loss, full.loss)
+
+
+def test_training_and_evaluation_read_out_the_labelled_positions_only():
+    from mlmcourse.training import TrainingConfig, train
+
+    model = _model()
+    batch = _batch()
+    read_out: list[tuple[int, ...]] = []  # the shape of every input of the head
+    model.cls.register_forward_hook(lambda module, args, out: read_out.append(args[0].shape))
+    config = TrainingConfig(
+        max_steps=2, logging_steps=1, final_evaluation=False, torch_compile=False
+    )
+    train(model, lambda step: batch, config, progress=False, log=None)
+    evaluate(model, [batch])
+    n = int((batch["labels"] != -100).sum())
+    assert read_out == [(n, model.config.hidden_size)] * 3  # N rows, not B x T
+
+
+def test_evaluate_gives_the_same_numbers_for_either_shape():
+    model = _model()
+    batches = [_batch(seed) for seed in range(3)]
+
+    class FullLogitsOnly(torch.nn.Module):  # a model that cannot score the labels alone
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask=None, labels=None):
+            return self.inner(input_ids, attention_mask, labels=labels)
+
+    scores = evaluate(model, batches)
+    assert scores == evaluate(FullLogitsOnly(model), batches)
+    selected = [b["labels"] != -100 for b in batches]
+    hits = sum(
+        int((model(**b).logits.argmax(-1)[s] == b["labels"][s]).sum())
+        for b, s in zip(batches, selected, strict=True)
+    )
+    assert scores["accuracy"] == hits / sum(int(s.sum()) for s in selected)
 
 
 def test_a_batch_with_nothing_masked_gives_zero_loss_not_nan():
     model = _model().train()
     batch = _batch()
     batch["labels"] = torch.full_like(batch["labels"], -100)
-    out = model(**batch)
+    out = model(**batch, logits_at_labels=True)
     assert out.loss.item() == 0.0 and out.logits.shape == (0, VOCAB_SIZE)
+    assert model(**batch).loss.item() == 0.0
     out.loss.backward()  # still differentiable: a training step on it is a no-op, not a crash
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     assert grads and all(torch.isfinite(g).all() and not g.any() for g in grads)
@@ -194,9 +273,9 @@ def test_the_encoder_can_be_saved_and_loaded_alone(tmp_path):
 def test_torch_compile_traces_the_forward_without_graph_breaks_from_checks():
     # The forward checks only shapes, lengths and dtypes (no value read back from the tensors),
     # so tracing it leaves only the gathers of the scored positions (their number depends on
-    # the data), which save ~85% of the head.
+    # the data), which save ~85% of the head. Training compiles it with logits_at_labels=True.
     model = _model()
-    explanation = torch._dynamo.explain(model)(**_batch())
+    explanation = torch._dynamo.explain(model)(**_batch(), logits_at_labels=True)
     reasons = [str(b.reason) for b in explanation.break_reasons]
     assert len(reasons) <= 2 and all("nonzero" in r for r in reasons), reasons
 

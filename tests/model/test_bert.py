@@ -15,7 +15,6 @@ from mlmcourse.model import (
     config_from_dict,
     eager_attention,
     encoder_for,
-    mean_pooling,
 )
 from mlmcourse.model.bert import attention_allowed, attention_bias
 from mlmcourse.model.inputs import check_model_inputs
@@ -136,7 +135,8 @@ def test_eager_attention_is_softmax_of_scaled_scores():
     torch.testing.assert_close(
         context, torch.nn.functional.scaled_dot_product_attention(q, k, v), atol=1e-6, rtol=0
     )
-    _, causal = eager_attention(q, k, v, is_causal=True)
+    future = attention_bias(attention_allowed(torch.ones(2, 5), is_causal=True), torch.float32)
+    _, causal = eager_attention(q, k, v, future)  # causality is a mask like padding
     assert causal[..., 0, 1:].abs().max() == 0 and causal[..., 2, 3:].abs().max() == 0
 
 
@@ -237,16 +237,6 @@ def test_pooler_is_optional():
     model = BertModel(EncoderConfig(**TINY), add_pooling_layer=True).eval()
     input_ids, attention_mask, _ = padded_batch()
     assert model(input_ids, attention_mask).pooler_output.shape == (3, 32)
-
-
-def test_mean_pooling_ignores_padding():
-    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).view(2, 3, 2)
-    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
-    pooled = mean_pooling(hidden, mask)
-    torch.testing.assert_close(pooled[0], hidden[0].mean(0))
-    torch.testing.assert_close(pooled[1], hidden[1, 0])
-    with pytest.raises(ValueError, match="attention_mask must be"):
-        mean_pooling(hidden, mask[:, :2])
 
 
 # ------------------------------------------------------------------------------- errors

@@ -70,7 +70,7 @@ def test_the_loss_is_finite_and_counts_only_labelled_tokens(batch, share, seed):
     pick = torch.rand(ids.shape, generator=torch.Generator().manual_seed(seed)) < share
     labels = torch.where(pick & mask.bool(), ids, -100)
     with torch.no_grad():
-        out = MODEL(ids, mask, types, labels=labels)
+        out = MODEL(ids, mask, types, labels=labels, logits_at_labels=True)
     n = int((labels != -100).sum())
     assert out.logits.shape == (n, VOCAB)
     assert torch.isfinite(out.loss) and (n > 0 or out.loss == 0.0)

@@ -194,6 +194,30 @@ def test_unpadding_keeps_packed_rows_apart():
     assert torch.allclose(padded[mask.bool()], unpadded[mask.bool()], atol=1e-5)
 
 
+def test_every_forward_ends_in_berts_one_encode(monkeypatch):
+    """Plain, packed and unpadded: mask -> bias -> layers -> pooler is BertModel.encode; only
+    the stack it runs differs (the unpadded one computes on the real tokens)."""
+    stacks, encode = [], BertModel.encode
+
+    def recorded(self, *args, **kwargs):
+        stacks.append(kwargs.get("stack") is not None)
+        return encode(self, *args, **kwargs)
+
+    monkeypatch.setattr(BertModel, "encode", recorded)
+    torch.manual_seed(0)
+    model = BertModel(tiny_encoder_config(), add_pooling_layer=True).eval()
+    ids, mask = padded_batch()
+    one_text_a_row = torch.arange(ids.shape[1]).expand_as(ids)
+    with torch.no_grad():
+        plain = model(ids, mask)
+        with speed_path(model):
+            unpadded = model(ids, mask, unpad=True)
+            packed = model(ids, mask, position_ids=one_text_a_row)
+    assert stacks == [False, True, False]
+    for out in (unpadded, packed):
+        torch.testing.assert_close(out.pooler_output, plain.pooler_output, atol=1e-5, rtol=0)
+
+
 def test_unpad_without_padding_or_mask_is_the_plain_path():
     torch.manual_seed(0)
     model = BertModel(tiny_encoder_config()).eval()
@@ -284,7 +308,8 @@ def test_masked_lm_logits_loss_and_gradients_are_the_same():
     ids, mask = padded_batch()
     chosen = (torch.rand(ids.shape, generator=torch.Generator().manual_seed(1)) < 0.3) & mask.bool()
     labels = ids.masked_fill(~chosen, -100)
-    (a, grads_a), (b, grads_b) = _head_outputs(model, ids, mask, labels=labels)
+    at_labels = {"labels": labels, "logits_at_labels": True}
+    (a, grads_a), (b, grads_b) = _head_outputs(model, ids, mask, **at_labels)
     assert torch.allclose(a.logits, b.logits, atol=1e-5)  # (N, V) at the masked positions
     assert torch.allclose(a.loss, b.loss, atol=1e-6)
     _assert_same_gradients(grads_a, grads_b)

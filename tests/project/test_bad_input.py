@@ -367,7 +367,7 @@ def test_load_config_says_what_it_takes():
 def test_ctrl_c_inside_train_stops_between_steps_and_says_what_was_saved(tmp_path, with_output_dir):
     import signal
 
-    from mlmcourse.training import TrainingConfig, TrainingInterrupted, train
+    from mlmcourse.training import CheckpointPlan, TrainingConfig, TrainingInterrupted, train
     from tests.tiny_mlm import TinyConfig, TinyMLM, tiny_batch
 
     def batch(i):
@@ -379,7 +379,8 @@ def test_ctrl_c_inside_train_stops_between_steps_and_says_what_was_saved(tmp_pat
     config = TrainingConfig(max_steps=50, warmup_steps=1, logging_steps=1)
     before = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN in a background job
     with pytest.raises(TrainingInterrupted, match="interrupted after step 4 of 50") as info:
-        train(TinyMLM(TinyConfig()), batch, config, output_dir=out, progress=False, log=None)
+        train(TinyMLM(TinyConfig()), batch, config, checkpoints=CheckpointPlan(out), progress=False,
+              log=None)  # fmt: skip
     assert info.value.step == 4 and info.value.checkpoint == out
     assert isinstance(info.value, KeyboardInterrupt)  # code that does not know it still stops
     if with_output_dir:

@@ -1,5 +1,7 @@
 """Sentence classification: parity with transformers, the loss, training, the pipeline."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -7,6 +9,7 @@ from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.model import BertModel
 from mlmcourse.model.inputs import check_model_inputs
 from mlmcourse.tasks.classification import (
+    CLASSIFIER_RECIPE,
     classify,
     evaluate_classifier,
     fine_tune_classifier,
@@ -64,7 +67,7 @@ def test_from_encoder_keeps_a_pretrained_pooler_and_adds_one_when_missing():
 def test_bad_labels_and_arguments_are_clear_errors(tokenizer):
     model = BertForSequenceClassification(tiny_encoder_config(), 2)
     with pytest.raises(ValueError, match=r"labels must be in \[0, 2\), found 5 \(example 2\)"):
-        fine_tune_classifier(model, [("a", 0), ("b", 1), ("c", 5)], tokenizer, max_steps=1)
+        fine_tune_classifier(model, [("a", 0), ("b", 1), ("c", 5)], tokenizer)
     with pytest.raises(
         ValueError, match=r"labels must be in \[0, 2\) or -100 \(not scored\), found 5"
     ):
@@ -77,6 +80,10 @@ def test_bad_labels_and_arguments_are_clear_errors(tokenizer):
         BertForSequenceClassification(tiny_encoder_config(), 2, id2label=["a", "b", "c"])
     with pytest.raises(ValueError, match="at least one"):
         fine_tune_classifier(model, [], tokenizer)
+    with pytest.raises(ValueError, match="unk_rate=0.3 is a setting of fine_tune_tagger"):
+        fine_tune_classifier(
+            model, [("a", 0)], tokenizer, recipe=replace(CLASSIFIER_RECIPE, unk_rate=0.3)
+        )
 
 
 def test_fine_tuning_learns_a_toy_task(tokenizer):
@@ -84,9 +91,23 @@ def test_fine_tuning_learns_a_toy_task(tokenizer):
     model = BertForSequenceClassification(tiny_encoder_config(), 2, id2label=["neg", "pos"])
     examples = list(zip(TEXTS, LABELS, strict=True)) * 8
     before = evaluate_classifier(model, tokenizer, examples[:4])["accuracy"]
-    fine_tune_classifier(model, examples, tokenizer, epochs=6, batch_size=4, learning_rate=3e-3)
+    recipe = replace(CLASSIFIER_RECIPE, epochs=6, batch_size=4, learning_rate=3e-3)
+    fine_tune_classifier(model, examples, tokenizer, recipe=recipe)
     assert evaluate_classifier(model, tokenizer, examples[:4]) == {"accuracy": 1.0, "n": 4}
     assert before < 1.0
+
+
+def test_the_recipes_unpad_reaches_the_classifier_with_the_same_losses(tokenizer):
+    examples = list(zip(TEXTS, LABELS, strict=True)) * 3  # four lengths: padding to skip
+    losses = []
+    for unpad in (False, True):
+        torch.manual_seed(0)
+        config = tiny_encoder_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        model = BertForSequenceClassification(config, 2)
+        recipe = replace(CLASSIFIER_RECIPE, epochs=2, batch_size=4, unpad=unpad)
+        run = fine_tune_classifier(model, examples, tokenizer, recipe=recipe)
+        losses.append([row["loss"] for row in run.history["train"]])
+    assert losses[1] == pytest.approx(losses[0], abs=1e-5)
 
 
 def test_frozen_word_embeddings_stay_as_they_were(tokenizer):
@@ -95,10 +116,12 @@ def test_frozen_word_embeddings_stay_as_they_were(tokenizer):
     words = model.bert.embeddings.word_embeddings.weight.detach().clone()
     layer = model.bert.encoder.layer[0].attention.self.query.weight.detach().clone()
     examples = list(zip(TEXTS, LABELS, strict=True))
-    fine_tune_classifier(model, examples, tokenizer, batch_size=2, freeze_word_embeddings=True)
+    recipe = replace(CLASSIFIER_RECIPE, batch_size=2)
+    frozen = replace(recipe, freeze_word_embeddings=True)
+    fine_tune_classifier(model, examples, tokenizer, recipe=frozen)
     assert torch.equal(model.bert.embeddings.word_embeddings.weight, words)
     assert not torch.equal(model.bert.encoder.layer[0].attention.self.query.weight, layer)
-    fine_tune_classifier(model, examples, tokenizer, batch_size=2)  # unfrozen again
+    fine_tune_classifier(model, examples, tokenizer, recipe=recipe)  # unfrozen again
     assert not torch.equal(model.bert.embeddings.word_embeddings.weight, words)
 
 

@@ -13,11 +13,12 @@ import pytest
 import torch
 
 from mlmcourse.heads import BertForMaskedLM
-from mlmcourse.model import BertModel, mean_pooling
+from mlmcourse.model import BertModel
 from mlmcourse.tasks.embeddings import (
     cosine_similarity,
     embed,
     encode_sentences,
+    mean_pooling,
     semantic_search,
     sentence_max_length,
 )
@@ -119,6 +120,16 @@ def test_sentence_max_length_reads_the_sentence_config_else_the_position_table(t
 
 
 # ------------------------------------------------------------------------------ the recipe
+def test_mean_pooling_ignores_padding():
+    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).view(2, 3, 2)
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    pooled = mean_pooling(hidden, mask)
+    torch.testing.assert_close(pooled[0], hidden[0].mean(0))
+    torch.testing.assert_close(pooled[1], hidden[1, 0])
+    with pytest.raises(ValueError, match="attention_mask must be"):
+        mean_pooling(hidden, mask[:, :2])
+
+
 def test_embeddings_are_mean_pooled_unit_vectors_in_input_order(model, tokenizer):
     out = encode_sentences(model, tokenizer, TEXTS, batch_size=2)
     assert out.shape == (len(TEXTS), model.config.hidden_size) and out.dtype == torch.float32

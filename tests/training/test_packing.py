@@ -113,7 +113,7 @@ def test_packed_mlm_logits_and_loss_equal_the_padded_path(tokenizer):
     collator = PackedMLMCollator(MLMCollator(tokenizer, max_length=64, mlm_probability=0.3))
     batch = collator([TEXTS[:3], TEXTS[3:]], generator=torch.Generator().manual_seed(0))
     with speed_path(model):
-        packed = model(**batch)
+        packed = model(**batch, logits_at_labels=True)  # (N, V): the targets' rows, in order
     # The same documents, with the same masks, each on its own row of a padded batch.
     docs = document_ids(batch["position_ids"])
     pieces = []
@@ -130,7 +130,9 @@ def test_packed_mlm_logits_and_loss_equal_the_padded_path(tokenizer):
         )
 
     ids, labels = pad("input_ids", tokenizer.pad_token_id), pad("labels", -100)
-    padded = model(ids, (ids != tokenizer.pad_token_id).long(), labels=labels)
+    padded = model(
+        ids, (ids != tokenizer.pad_token_id).long(), labels=labels, logits_at_labels=True
+    )
     assert torch.allclose(packed.logits, padded.logits, atol=1e-5)  # the same order of targets
     assert torch.allclose(packed.loss, padded.loss, atol=1e-6)
 

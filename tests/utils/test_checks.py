@@ -37,10 +37,8 @@ from mlmcourse.model import EncoderConfig, ModernConfig
 from mlmcourse.pretraining import load_config
 from mlmcourse.tasks.fill_mask import fill_mask
 from mlmcourse.tasks.generation import generate, mask_predict, next_word
-from mlmcourse.tasks.ner import fine_tune_tagger
-from mlmcourse.tasks.qa import fine_tune_qa
 from mlmcourse.tokenization import WordLevelTokenizer
-from mlmcourse.training import MLMBatches, TrainingConfig, fine_tune
+from mlmcourse.training import FineTuneRecipe, MLMBatches, TrainingConfig, fine_tune
 from mlmcourse.training.packing import pack, padding_shares
 from mlmcourse.utils.checks import (
     ConfigError,
@@ -88,11 +86,12 @@ def _tiny_batch(rows: list[Any], generator: torch.Generator) -> dict[str, torch.
     return MLMCollator(_tokenizer())(rows, generator=generator)
 
 
-def _fine_tune(**settings: Any) -> tuple[int, list[float]]:
+def _fine_tune(seed: Any = 0, **settings: Any) -> tuple[int, list[float]]:
     """The steps and losses of a fine-tuning run of the tiny MLM on three sentences."""
     torch.manual_seed(0)
     model = BertForMaskedLM(tiny_encoder_config(vocab_size=_tokenizer().vocab_size))
-    run = fine_tune(model, TEXTS, _tiny_batch, **{"steps": 1, "learning_rate": 0.5, **settings})
+    recipe = FineTuneRecipe(**{"steps": 1, "learning_rate": 0.5, **settings})
+    run = fine_tune(model, TEXTS, _tiny_batch, recipe=recipe, seed=seed)
     return run.step, [round(row["loss"], 4) for row in run.history["train"]]
 
 
@@ -156,6 +155,7 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], Any, str]] = [
         ("batch_size", 2, INT),
         ("eval_batch_size", 2, INT),
         ("eval_seed", 2, INT),
+        ("eval_texts", 2, INT),
         ("learning_rate", 0.5, FLOAT),
     ),
     *_each(
@@ -264,6 +264,16 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], Any, str]] = [
             ("seed", 2, INT),
         )
     ],
+    *_each(
+        lambda name, v: getattr(FineTuneRecipe(**{"learning_rate": 1.0, name: v}), name),
+        ("epochs", 2, INT),
+        ("max_length", 8, INT),
+        ("doc_stride", 2, INT),
+        ("learning_rate", 0.5, FLOAT),
+        ("warmup_ratio", 0.25, FLOAT),
+        ("weight_decay", 0.25, FLOAT),
+        ("unk_rate", 0.25, FLOAT),
+    ),
     *[
         (
             name,
@@ -281,14 +291,6 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], Any, str]] = [
 
 # Refused before the model or data is touched (what a valid value does is their own tests').
 REFUSED_ONLY: list[tuple[str, Callable[[Any], Any], str]] = [
-    (
-        "unk_rate",
-        lambda v: fine_tune_tagger(None, [(["a"], ["O"])], None, None, steps=1, unk_rate=v),
-        FLOAT,
-    ),
-    ("max_length", lambda v: fine_tune_qa(None, [object()], None, max_length=v), INT),
-    ("epochs", lambda v: fine_tune_qa(None, [object()], None, epochs=v), INT),
-    ("max_steps", lambda v: _fine_tune(max_steps=v), INT),
     (
         "mlm_probability",
         lambda v: trace_mlm_step(_model(), _tokenizer(), "a", mlm_probability=v),

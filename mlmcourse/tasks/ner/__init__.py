@@ -42,12 +42,18 @@ from mlmcourse.tasks.ner.decoding import (
     group_entities,
     viterbi_decode,
 )
-from mlmcourse.tasks.ner.fine_tuning import REAL_TEXT_RECIPE, fine_tune_tagger, new_tagger
+from mlmcourse.tasks.ner.fine_tuning import (
+    REAL_TEXT_RECIPE,
+    TAGGER_RECIPE,
+    fine_tune_tagger,
+    new_tagger,
+)
 from mlmcourse.tasks.ner.labels import LabelVocab, class_weights_from_tags
 from mlmcourse.tasks.ner.pipeline import evaluate_ner, predict_entities, predict_tags
 
 __all__ = [
     "REAL_TEXT_RECIPE",
+    "TAGGER_RECIPE",
     "EncodedWords",
     "LabelVocab",
     "align_labels_with_tokens",

@@ -1,7 +1,8 @@
 """Fine-tuning a tagger: a fresh classifier on the pretrained encoder, or the same from scratch.
 
 The NER chapter and ``experiments/ner_curve.py`` compare the two under one recipe (same
-architecture, steps, batches and seed), so the recipe lives here once.
+architecture, steps, batches and seed), so the recipe lives here once: :data:`TAGGER_RECIPE`,
+and :data:`REAL_TEXT_RECIPE` for a real encoder on real text.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ from mlmcourse.heads import BertForTokenClassification
 from mlmcourse.tasks.ner.alignment import encode_words, words_and_tags
 from mlmcourse.tasks.ner.batches import tokenize_and_align_labels, word_dropout
 from mlmcourse.tasks.ner.labels import LabelVocab
-from mlmcourse.training import TrainResult, fine_tune
-from mlmcourse.utils.checks import check_probability
+from mlmcourse.training import FineTuneRecipe, TrainResult, check_recipe, fine_tune
 from mlmcourse.utils.runtime import set_seed
 
-__all__ = ["REAL_TEXT_RECIPE", "fine_tune_tagger", "new_tagger", "tagger_batch"]
+__all__ = ["REAL_TEXT_RECIPE", "TAGGER_RECIPE", "fine_tune_tagger", "new_tagger", "tagger_batch"]
 
-REAL_TEXT_RECIPE = {
-    "epochs": 2,
-    "batch_size": 16,
-    "learning_rate": 2e-4,
-    "lr_scheduler_type": "linear",
-}
+TAGGER_RECIPE = FineTuneRecipe(batch_size=16, learning_rate=2e-3, lr_scheduler_type="cosine")
+""":func:`fine_tune_tagger`'s default: the world chapters' settings. It gives no length: a run
+says its own, ``replace(TAGGER_RECIPE, steps=300)`` (with ``unk_rate=0.3``, the world tagger's)."""
+
+REAL_TEXT_RECIPE = FineTuneRecipe(
+    epochs=2, batch_size=16, learning_rate=2e-4, lr_scheduler_type="linear"
+)
 """Fine-tuning a real pretrained encoder (MiniLM) on real text: the settings chosen on WNUT-17's
 dev split by ``experiments/wnut17_minilm.py`` (see ``results/wnut17_minilm.json``)."""
 
@@ -65,37 +66,36 @@ def fine_tune_tagger(
     tokenizer: Any,
     labels: LabelVocab,
     *,
-    steps: int | None = None,
-    epochs: int | None = None,
-    batch_size: int = 16,
-    learning_rate: float = 2e-3,
-    lr_scheduler_type: str = "cosine",
-    unk_rate: float = 0.0,
+    recipe: FineTuneRecipe = TAGGER_RECIPE,
     seed: int = 0,
     device: torch.device | str | None = None,
     progress: bool = False,
-    unpad: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``sentences`` with :func:`mlmcourse.training.fine_tune`; return the run.
 
-    Give ``steps`` or ``epochs``. With ``steps``, batch ``i`` draws ``batch_size`` sentences with
-    replacement (the world chapters' recipe). With ``epochs``, each epoch visits every sentence
-    once in batches of similar length, which on real text such as tweets halves the padding.
-    ``unk_rate`` hides that share of the labelled words (:func:`word_dropout`). ``unpad=True``
-    computes on the real tokens only (the speed path, :mod:`mlmcourse.model.speed`): the same losses,
-    faster when batches hold much padding.
+    The ``recipe`` gives ``steps`` or ``epochs``. With ``steps``, batch ``i`` draws
+    ``batch_size`` sentences with replacement (the world chapters' recipe). With ``epochs``,
+    each epoch visits every sentence once in batches of similar length, which on real text such
+    as tweets halves the padding. ``unk_rate`` hides that share of the labelled words
+    (:func:`word_dropout`). ``unpad`` computes on the real tokens only (the speed path,
+    :mod:`mlmcourse.model.speed`): the same losses, faster when batches hold much padding.
     """
-    unk_rate = _check_tagger_inputs(sentences, unk_rate)
-    max_length = model.config.max_position_embeddings
-    lengths = _piece_lengths(sentences, tokenizer, max_length) if epochs is not None else None
-
+    if not sentences:
+        raise ValueError("fine_tune_tagger needs at least one training sentence")
+    recipe = check_recipe(recipe, "fine_tune_tagger")
+    max_length = recipe.max_length_for(model)
+    by_length = recipe.epochs is not None  # epochs batch sentences of similar length
+    lengths = _piece_lengths(sentences, tokenizer, max_length) if by_length else None
     make_batch = partial(
-        tagger_batch, tokenizer=tokenizer, labels=labels, max_length=max_length, unk_rate=unk_rate
+        tagger_batch,
+        tokenizer=tokenizer,
+        labels=labels,
+        max_length=max_length,
+        unk_rate=recipe.unk_rate,
     )
     return fine_tune(
-        model, sentences, make_batch, lengths=lengths, epochs=epochs, steps=steps,
-        batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
-        seed=seed, unpad=unpad, device=device, progress=progress,
+        model, sentences, make_batch, lengths=lengths, recipe=recipe, seed=seed, device=device,
+        progress=progress,
     )  # fmt: skip
 
 
@@ -115,14 +115,6 @@ def tagger_batch(
     return word_dropout(
         batch, unk_token_id=tokenizer.unk_token_id, probability=unk_rate, generator=generator
     )
-
-
-def _check_tagger_inputs(sentences: Sequence[Any], unk_rate: Any) -> float:
-    """:func:`fine_tune_tagger`'s own inputs, checked before anything trains (the other
-    settings are :func:`~mlmcourse.training.fine_tune`'s): ``unk_rate`` as a float."""
-    if not sentences:
-        raise ValueError("fine_tune_tagger needs at least one training sentence")
-    return check_probability(unk_rate, "unk_rate")
 
 
 def _piece_lengths(sentences: Sequence[Any], tokenizer: Any, max_length: int) -> list[int]:

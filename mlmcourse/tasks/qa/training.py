@@ -17,13 +17,15 @@ import torch
 from mlmcourse.heads import BertForQuestionAnswering
 from mlmcourse.tasks.qa.features import QAFeature, feature_batch, prepare_train_features
 from mlmcourse.tasks.qa.squad import QAExample
-from mlmcourse.training import TrainResult, fine_tune
-from mlmcourse.utils.checks import check_positive_int
+from mlmcourse.training import FineTuneRecipe, TrainResult, check_recipe, fine_tune
 
 __all__ = ["WORLD_QA_RECIPE", "fine_tune_qa"]
 
-WORLD_QA_RECIPE = {"epochs": 2, "batch_size": 16, "learning_rate": 3e-4}
-"""Fine-tuning MiniLM on the 2,000 world training questions, chosen on validation by
+WORLD_QA_RECIPE = FineTuneRecipe(
+    epochs=2, batch_size=16, learning_rate=3e-4, max_length=384, doc_stride=128
+)
+""":func:`fine_tune_qa`'s default, ``run_qa.py``'s windows (384 tokens, stride 128): fine-tuning
+MiniLM on the 2,000 world training questions, chosen on validation by
 ``experiments/world_qa_minilm.py`` (see ``results/world_qa_minilm.json``): two epochs (250
 steps) at 3e-4, about 6.5 minutes on one CPU thread. With one epoch, whether a run learns to
 match the question's name with the passage's, rather than answer with an entity of the right
@@ -35,38 +37,30 @@ def fine_tune_qa(
     examples: Sequence[QAExample],
     tokenizer: Any,
     *,
-    epochs: int = 2,
-    batch_size: int = 16,
-    learning_rate: float = 3e-4,
+    recipe: FineTuneRecipe = WORLD_QA_RECIPE,
     seed: int = 0,
-    max_length: int = 384,
-    doc_stride: int = 128,
-    lr_scheduler_type: str = "linear",
     device: torch.device | str | None = None,
     progress: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``examples`` (each with an answer); return the run's history.
 
-    ``max_length`` is cut to what the model reads. Warmup is 10% of the steps, and the loss
-    is logged ten times a run (``result.history["train"]``). The defaults are
-    :data:`WORLD_QA_RECIPE`; a larger model or data set (BERT-base on SQuAD) wants a smaller
-    learning rate, such as ``run_qa.py``'s 3e-5, and two epochs.
+    Each question becomes windows of the ``recipe``'s ``max_length`` (cut to what the model
+    reads), ``doc_stride`` tokens of passage shared by neighbours. Warmup is 10% of the steps,
+    and the loss is logged ten times a run (``result.history["train"]``). A larger model or
+    data set (BERT-base on SQuAD) wants a smaller learning rate than :data:`WORLD_QA_RECIPE`'s,
+    such as ``run_qa.py``'s 3e-5, and two epochs.
     """
     if not examples:
         raise ValueError("fine_tune_qa needs at least one training example")
-    check_positive_int(epochs, "epochs")  # before the features are made
-    max_length = min(
-        check_positive_int(max_length, "max_length"), model.config.max_position_embeddings
-    )
+    recipe = check_recipe(recipe, "fine_tune_qa")
     features = prepare_train_features(
-        examples, tokenizer, max_length=max_length, doc_stride=doc_stride
+        examples, tokenizer, max_length=recipe.max_length_for(model), doc_stride=recipe.doc_stride
     )
 
     def make_batch(rows: list[QAFeature], generator: torch.Generator) -> dict[str, torch.Tensor]:
         return feature_batch(rows, tokenizer.pad_token_id)
 
     return fine_tune(
-        model, features, make_batch, lengths=[len(f) for f in features], epochs=epochs,
-        batch_size=batch_size, learning_rate=learning_rate, lr_scheduler_type=lr_scheduler_type,
+        model, features, make_batch, lengths=[len(f) for f in features], recipe=recipe,
         seed=seed, device=device, progress=progress,
     )  # fmt: skip

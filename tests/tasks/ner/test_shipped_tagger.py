@@ -8,6 +8,7 @@ entities, so "equal to 1e-6" means the same tags on every sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import subprocess
@@ -20,7 +21,7 @@ from mlmcourse.checkpoint import shipped_checkpoint
 from mlmcourse.course.results import load_results
 from mlmcourse.data import WORLD_LABELS, load_world
 from mlmcourse.heads import BertForTokenClassification, load_checkpoint
-from mlmcourse.tasks.ner import evaluate_ner, fine_tune_tagger, new_tagger, predict_entities
+from mlmcourse.tasks.ner import TAGGER_RECIPE, evaluate_ner, new_tagger, predict_entities
 
 ROOT = Path(__file__).resolve().parents[3]
 SAME_F1 = 1e-6  # one tag more or less changes the F1 by about 1e-4
@@ -63,8 +64,8 @@ def test_the_committed_recipe_is_the_chapters(committed):
     # book/ner_world.md: models["pretrained", 4000], STEPS = 300, UNK_RATE = 0.3, seed 0
     assert (recipe["pretrained"], recipe["sentences"], recipe["steps"]) == (True, 4000, 300)
     assert (recipe["unk_rate"], recipe["seed"], committed["seeds"]) == (0.3, 0, [0])
-    # ... and fine_tune_tagger's and new_tagger's defaults for the rest, as the chapter uses them
-    defaults = {**_defaults(fine_tune_tagger), **_defaults(new_tagger)}
+    # ... and fine_tune_tagger's recipe and new_tagger's defaults for the rest, as the chapter
+    defaults = {**dataclasses.asdict(TAGGER_RECIPE), **_defaults(new_tagger)}
     for key in ("batch_size", "learning_rate", "lr_scheduler_type", "classifier_dropout"):
         assert recipe[key] == defaults[key], key
 

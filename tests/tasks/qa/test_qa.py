@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 
 import pytest
 import torch
@@ -15,6 +16,7 @@ from mlmcourse.heads.question_answering import span_loss
 from mlmcourse.interop.bert import config_from_hf
 from mlmcourse.model import BertModel
 from mlmcourse.tasks.qa import (
+    WORLD_QA_RECIPE,
     QAExample,
     QAFeature,
     answer,
@@ -421,11 +423,14 @@ def test_fine_tuning_a_tiny_reader_lowers_its_loss(tiny_reader, world_tokenizer)
             tiny_reader.train(),
             examples,
             world_tokenizer,
-            epochs=5,
-            batch_size=12,
-            learning_rate=2e-3,
-            max_length=64,
-            doc_stride=16,
+            recipe=replace(
+                WORLD_QA_RECIPE,
+                epochs=5,
+                batch_size=12,
+                learning_rate=2e-3,
+                max_length=64,
+                doc_stride=16,
+            ),
         )
     losses = [row["loss"] for row in result.history["train"]]
     assert result.step == 40
