@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from mlmcourse.checkpoint import save_checkpoint
+from mlmcourse.checkpoint import TrainingState, save_checkpoint
 from mlmcourse.checkpoint.files import read_trainer_state
 from mlmcourse.course.results import mean_sd, provenance, save_results
 from mlmcourse.data.english import english_texts
@@ -193,11 +193,11 @@ def ship(directory: Path, target: Path) -> Path:
     ]
     if target.exists():
         shutil.rmtree(target)
-    save_checkpoint(
-        target, loaded.model.half(), tokenizer=loaded.tokenizer, step=state["step"],
-        training_config=state["training_config"], history=history,
+    run = TrainingState(
+        step=state["step"], training_config=state["training_config"], history=history,
         tokens_seen=state["tokens_seen"],
     )  # fmt: skip
+    save_checkpoint(target, loaded.model.half(), tokenizer=loaded.tokenizer, state=run)
     (target / "training_state.pt").unlink()
     return target
 
