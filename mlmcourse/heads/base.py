@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -31,6 +31,8 @@ __all__ = [
     "refuse_head_keys",
     "load_encoder_state",
 ]
+
+Head = TypeVar("Head", bound="EncoderHead")
 
 Labels = Mapping[int, str] | Sequence[str]
 """Label names: an ``id2label`` dict, a list in id order, or a ``LabelVocab`` (iterable)."""
@@ -85,9 +87,10 @@ def load_encoder_state(bert: BertModel, state: Mapping[str, torch.Tensor]) -> Be
 
 
 class EncoderHead(nn.Module):
-    """A task head on ``self.bert``: what token classification, sentence classification and
-    question answering share. Subclasses build ``self.bert`` and their layers, and define
-    ``from_encoder``; :meth:`from_checkpoint` and :meth:`encode` are the same for all.
+    """A task head on ``self.bert``: what the masked LM, token classification, sentence
+    classification and question answering share. Subclasses build ``self.bert`` and their
+    layers in ``__init__(config, ...)``; :meth:`from_encoder`, :meth:`from_checkpoint` and
+    :meth:`encode` are the same for all.
 
     A head whose ``config.json`` needs keys of its own (a classifier's labels) returns them
     from ``head_config()`` and takes them back as keyword arguments of ``__init__``, so every
@@ -119,6 +122,30 @@ class EncoderHead(nn.Module):
         return None
 
     num_parameters = BertModel.num_parameters  # the same count: each parameter once
+
+    @classmethod
+    def from_encoder(
+        cls: type[Head],
+        encoder: nn.Module | Mapping[str, torch.Tensor],
+        *head_args: Any,
+        config: EncoderConfig | None = None,
+        **head_options: Any,
+    ) -> Head:
+        """A new head on pretrained encoder weights; only the head's own layers start at random.
+
+        ``encoder`` is a :class:`BertModel` (or a model holding one as ``.bert``, such as an
+        MLM model), whose weights are copied, or a state dict with ``transformers`` names,
+        either bare (``embeddings.…``) or prefixed ``bert.`` as in a whole MLM checkpoint (its
+        ``cls.*`` head is then left out); a state dict needs ``config``
+        (:func:`encoder_state`). A head with a pooler takes the encoder's, or starts one at
+        random when the encoder has none (:func:`load_encoder_state`). ``head_args`` and
+        ``head_options`` are the head's own, as its ``__init__`` takes them after the config
+        (``num_labels``, ``id2label``, ``classifier_dropout``, ``class_weights``).
+        """
+        config, state = encoder_state(encoder, config)
+        model = cls(config, *head_args, **head_options)
+        load_encoder_state(model.bert, state)
+        return model
 
     @classmethod
     def from_checkpoint(cls, directory: Any, *args: Any, **kwargs: Any) -> Any:

@@ -21,11 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmcourse.heads.base import (
-    EncoderHead,
-    encoder_state,
-    load_encoder_state,
-)
+from mlmcourse.heads.base import EncoderHead
 from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.model.bert import init_weights
 from mlmcourse.model.config import ACTIVATIONS
@@ -127,14 +123,6 @@ class BertForMaskedLM(EncoderHead):
         # BERT's initialisation for the head's transform; the decoder is the (already
         # initialised) embedding matrix and the output bias starts at zero.
         self.cls.predictions.transform.apply(partial(init_weights, std=config.initializer_range))
-
-    @classmethod
-    def from_encoder(cls, encoder: nn.Module) -> BertForMaskedLM:
-        """A new MLM head on a pretrained encoder (its tied decoder is the encoder's embeddings)."""
-        config, state = encoder_state(encoder)
-        model = cls(config)
-        load_encoder_state(model.bert, state)
-        return model
 
     @property
     def label_classes(self) -> int:

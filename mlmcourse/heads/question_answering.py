@@ -10,7 +10,6 @@ It starts from a pretrained encoder (:meth:`~BertForQuestionAnswering.from_encod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmcourse.heads.base import EncoderHead, encoder_state, load_encoder_state
+from mlmcourse.heads.base import EncoderHead
 from mlmcourse.model import EncoderConfig, encoder_for
 
 __all__ = ["BertForQuestionAnswering", "QuestionAnsweringModelOutput", "span_loss"]
@@ -50,17 +49,6 @@ class BertForQuestionAnswering(EncoderHead):
         self.qa_outputs = nn.Linear(config.hidden_size, 2)
         nn.init.normal_(self.qa_outputs.weight, std=config.initializer_range)
         nn.init.zeros_(self.qa_outputs.bias)
-
-    @classmethod
-    def from_encoder(
-        cls, encoder: nn.Module | Mapping[str, torch.Tensor], *, config: EncoderConfig | None = None
-    ) -> BertForQuestionAnswering:
-        """Start from pretrained encoder weights (see :func:`mlmcourse.heads.encoder_state`);
-        only ``qa_outputs`` starts at random."""
-        config, state = encoder_state(encoder, config)
-        model = cls(config)
-        load_encoder_state(model.bert, state)
-        return model
 
     def forward(
         self,

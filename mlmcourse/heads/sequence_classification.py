@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmcourse.heads.base import ClassifierHead, encoder_state, load_encoder_state
+from mlmcourse.heads.base import ClassifierHead
 from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.utils.checks import check_number, check_positive_int
 
@@ -63,23 +63,6 @@ class BertForSequenceClassification(ClassifierHead):
         self.classifier = nn.Linear(config.hidden_size, num_labels)
         nn.init.normal_(self.classifier.weight, std=config.initializer_range)
         nn.init.zeros_(self.classifier.bias)
-
-    @classmethod
-    def from_encoder(
-        cls,
-        encoder: nn.Module | Mapping[str, torch.Tensor],
-        num_labels: int,
-        *,
-        config: EncoderConfig | None = None,
-        classifier_dropout: float | None = None,
-        id2label: Mapping[int, str] | Sequence[str] | None = None,
-    ) -> BertForSequenceClassification:
-        """Start from pretrained encoder weights (see :func:`mlmcourse.heads.encoder_state`);
-        the classifier, and the pooler when the encoder has none, start at random."""
-        config, state = encoder_state(encoder, config)
-        model = cls(config, num_labels, classifier_dropout, id2label=id2label)
-        load_encoder_state(model.bert, state)
-        return model
 
     def forward(
         self,

@@ -9,7 +9,7 @@ the pieces whose label is not ``IGNORE_INDEX``. It starts from a pretrained enco
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,13 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmcourse.heads.base import (
-    ClassifierHead,
-    Labels,
-    encoder_state,
-    label_names,
-    load_encoder_state,
-)
+from mlmcourse.heads.base import ClassifierHead, Labels, label_names
 from mlmcourse.model import EncoderConfig, encoder_for
 from mlmcourse.utils.checks import check_number, check_positive_int
 from mlmcourse.utils.labels import IGNORE_INDEX
@@ -85,29 +79,6 @@ class BertForTokenClassification(ClassifierHead):
                 )
         # a buffer moves with .to(device) but is not saved: it is a training choice, not a weight
         self.register_buffer("class_weights", weights, persistent=False)
-
-    @classmethod
-    def from_encoder(
-        cls,
-        encoder: nn.Module | Mapping[str, torch.Tensor],
-        num_labels: int,
-        *,
-        config: EncoderConfig | None = None,
-        class_weights: Sequence[float] | torch.Tensor | None = None,
-        classifier_dropout: float | None = None,
-        id2label: Labels | None = None,
-    ) -> BertForTokenClassification:
-        """Start from pretrained encoder weights; only the classifier starts at random.
-
-        ``encoder`` is a :class:`BertModel` (or a model holding one as ``.bert``, such as an
-        MLM model), whose weights are copied, or a state dict with ``transformers`` names,
-        either bare (``embeddings.…``) or prefixed ``bert.`` as in a whole MLM checkpoint (its
-        ``cls.*`` head is then left out). A state dict needs ``config``.
-        """
-        config, state = encoder_state(encoder, config)
-        model = cls(config, num_labels, class_weights, classifier_dropout, id2label=id2label)
-        load_encoder_state(model.bert, state)
-        return model
 
     def forward(
         self,

@@ -43,7 +43,6 @@ __all__ = [
     "minilm_directory",
     "read_hf_checkpoint",
     "read_hf_weights",
-    "save_bert",
     "save_hf",
 ]
 
@@ -260,22 +259,23 @@ def save_hf(
     return directory
 
 
-def save_bert(model: BertModel, directory: str | Path, tokenizer: Any = None) -> Path:
-    """Export our encoder so ``transformers.BertModel.from_pretrained(directory)`` loads it."""
-    if not isinstance(model, BertModel):
-        raise TypeError(f"save_bert needs a mlmcourse BertModel, got {type(model).__name__}")
-    return save_hf(model.state_dict(), model.config, directory, tokenizer=tokenizer)
+def export_hf(
+    model: BertForMaskedLM | BertModel, directory: str | Path, *, tokenizer: Any = None
+) -> Path:
+    """Write ``model`` so ``transformers``' ``from_pretrained(directory)`` loads it.
 
-
-def export_hf(model: BertForMaskedLM, directory: str | Path, *, tokenizer: Any = None) -> Path:
-    """Write ``model`` so ``transformers.BertForMaskedLM.from_pretrained(directory)`` loads it.
-
-    Our parameter names already are Hugging Face's, so this is :func:`save_hf` with the
-    ``BertForMaskedLM`` architecture, after refusing the variants transformers has no
+    A ``BertForMaskedLM`` becomes ``transformers.BertForMaskedLM``; an encoder alone (what
+    :func:`load_bert` returns) becomes ``transformers.BertModel``, a causal one a decoder
+    (``is_decoder``). Our parameter names already are Hugging Face's, so this is
+    :func:`save_hf` with the architecture, after refusing the variants transformers has no
     equivalent for.
     """
+    if isinstance(model, BertModel):
+        return save_hf(model.state_dict(), model.config, directory, tokenizer=tokenizer)
     if not isinstance(model, BertForMaskedLM):
-        raise TypeError(f"export_hf needs a BertForMaskedLM, got {type(model).__name__}")
+        raise TypeError(
+            f"export_hf needs a BertForMaskedLM or a BertModel, got {type(model).__name__}"
+        )
     if type(model.config) is not EncoderConfig or model.config.is_causal:
         raise ValueError(
             "transformers.BertForMaskedLM is BERT, post-LayerNorm and bidirectional; a model "

@@ -66,6 +66,27 @@ def config_from_modernbert(hf_config: Mapping[str, Any]) -> ModernConfig:
         raise ValueError(
             f"expected a ModernBERT config (model_type 'modernbert'), got {model_type!r}"
         )
+    switches = modernbert_switches(hf_config)
+    return ModernConfig(
+        vocab_size=hf_config["vocab_size"],
+        hidden_size=hf_config["hidden_size"],
+        num_hidden_layers=int(hf_config["num_hidden_layers"]),
+        num_attention_heads=hf_config["num_attention_heads"],
+        intermediate_size=hf_config["intermediate_size"],
+        max_position_embeddings=hf_config.get("max_position_embeddings", 8192),
+        type_vocab_size=0,
+        hidden_dropout_prob=float(hf_config.get("mlp_dropout", 0.0)),
+        attention_probs_dropout_prob=float(hf_config.get("attention_dropout", 0.0)),
+        layer_norm_eps=hf_config.get("norm_eps", 1e-5),
+        pad_token_id=hf_config.get("pad_token_id") or 0,
+        initializer_range=hf_config.get("initializer_range", 0.02),
+        **switches,
+    )
+
+
+def modernbert_switches(hf_config: Mapping[str, Any]) -> dict[str, Any]:
+    """Each of :class:`ModernConfig`'s switches (:data:`~mlmcourse.model.modern.MODERN_FIELDS`,
+    every one named, BERT's value included) as a ModernBERT ``config.json`` sets it."""
     biases = {k: bool(hf_config.get(k, False)) for k in ("attention_bias", "mlp_bias", "norm_bias")}
     if len(set(biases.values())) != 1:
         raise ValueError(
@@ -74,7 +95,6 @@ def config_from_modernbert(hf_config: Mapping[str, Any]) -> ModernConfig:
     activation = hf_config.get("hidden_activation", "gelu")
     if activation not in _ACTIVATION_TO_FFN:
         raise ValueError(f"hidden_activation {activation!r} has no gated block here (gelu or silu)")
-    n_layers = int(hf_config["num_hidden_layers"])
     every = hf_config.get("global_attn_every_n_layers", 3)
     if hf_config.get("layer_types") is not None:
         every = _global_every(list(hf_config["layer_types"]))
@@ -85,29 +105,17 @@ def config_from_modernbert(hf_config: Mapping[str, Any]) -> ModernConfig:
     local_theta = (rope.get("sliding_attention") or {}).get("rope_theta") or hf_config.get(
         "local_rope_theta", 10_000.0
     )
-    dropout = float(hf_config.get("mlp_dropout", 0.0))
-    return ModernConfig(
-        vocab_size=hf_config["vocab_size"],
-        hidden_size=hf_config["hidden_size"],
-        num_hidden_layers=n_layers,
-        num_attention_heads=hf_config["num_attention_heads"],
-        intermediate_size=hf_config["intermediate_size"],
-        max_position_embeddings=hf_config.get("max_position_embeddings", 8192),
-        type_vocab_size=0,
-        hidden_dropout_prob=dropout,
-        attention_probs_dropout_prob=float(hf_config.get("attention_dropout", 0.0)),
-        layer_norm_eps=hf_config.get("norm_eps", 1e-5),
-        pad_token_id=hf_config.get("pad_token_id") or 0,
-        initializer_range=hf_config.get("initializer_range", 0.02),
-        pre_layer_norm=True,
-        position_embedding_type="rotary",
-        rope_theta=float(global_theta),
-        local_rope_theta=float(local_theta),
-        ffn_type=_ACTIVATION_TO_FFN[activation],
-        bias=biases["attention_bias"],
-        local_attention=int(hf_config.get("local_attention", 128)) if every > 1 else 0,
-        global_attn_every_n_layers=every,
-    )
+    return {
+        "pre_layer_norm": True,
+        "position_embedding_type": "rotary",
+        "rope_theta": float(global_theta),
+        "local_rope_theta": float(local_theta),
+        "ffn_type": _ACTIVATION_TO_FFN[activation],
+        "norm_type": "layernorm",  # ModernBERT's norms are LayerNorms (without bias)
+        "bias": biases["attention_bias"],
+        "local_attention": int(hf_config.get("local_attention", 128)) if every > 1 else 0,
+        "global_attn_every_n_layers": every,
+    }
 
 
 def encoder_state_from_modernbert(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -69,7 +69,10 @@ def check_setting(check: Callable[[Any, str], Any], value: Any, name: str, expec
 def check_ratios(
     mlm_probability: Any, mask_replace_prob: Any, random_replace_prob: Any
 ) -> tuple[float, float, float]:
-    """The three rates as floats: each a probability, and the two replacements at most 1."""
+    """The three rates as floats: each a probability, and the two replacements at most 1.
+
+    The one place that says so: the collators, :class:`MaskingSettings` and the pretraining config
+    (whose keys have these names) all check here."""
     rates = [
         check_setting(check_probability, value, name, "a probability in [0, 1]")
         for value, name in (
@@ -82,7 +85,7 @@ def check_ratios(
         raise ConfigError(
             "mask_replace_prob + random_replace_prob must be at most 1 (the rest of the selected "
             f"tokens are kept unchanged), got {rates[1]} + {rates[2]} = "
-            f"{rates[1] + rates[2]:g}"
+            f"{rates[1] + rates[2]:g}: lower one of them"
         )
     return rates[0], rates[1], rates[2]
 

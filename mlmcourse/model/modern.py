@@ -27,7 +27,7 @@ checkpoint into it with the matching switches.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -152,25 +152,13 @@ def sliding_window_allowed(seq_len: int, window: int, device: torch.device | Non
 
 
 # ---------------------------------------------------------------------------------- config
-# The switches of the modern encoder; BERT has each at its default.
-MODERN_FIELDS = (
-    "pre_layer_norm",
-    "position_embedding_type",
-    "rope_theta",
-    "local_rope_theta",
-    "ffn_type",
-    "norm_type",
-    "bias",
-    "local_attention",
-    "global_attn_every_n_layers",
-)
-
-
 @dataclass
 class ModernConfig(EncoderConfig):
     """BERT's config plus the switches of a modern encoder, each off (BERT's) by default.
 
-    ``type_vocab_size=0`` leaves out segment embeddings, as ModernBERT does.
+    ``type_vocab_size=0`` leaves out segment embeddings, as ModernBERT does. The fields below
+    are the one list of the switches: :data:`MODERN_FIELDS`, the pretraining config's model
+    keys and the checkpoint files take their names and defaults from here.
     """
 
     pre_layer_norm: bool = False
@@ -219,6 +207,13 @@ class ModernConfig(EncoderConfig):
         defaults = ModernConfig.__dataclass_fields__
         switches_off = all(getattr(self, f) == defaults[f].default for f in MODERN_FIELDS)
         return switches_off and self.type_vocab_size > 0
+
+
+# The switches of the modern encoder (the fields ModernConfig adds to BERT's), in field order;
+# BERT has each at its default.
+MODERN_FIELDS = tuple(
+    f.name for f in fields(ModernConfig) if f.name not in EncoderConfig.__dataclass_fields__
+)
 
 
 def config_from_dict(values: dict[str, Any]) -> EncoderConfig:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import partial
+from typing import Any
 
-from mlmcourse.model import EncoderConfig, config_from_dict
+from mlmcourse.masking.core import check_ratios
+from mlmcourse.model import EncoderConfig, ModernConfig, config_from_dict
 from mlmcourse.model.modern import MODERN_FIELDS
 from mlmcourse.training.config import EVALUATION, OPTIMISATION, SPEED, TrainingConfig
 from mlmcourse.utils.checks import (
@@ -41,6 +43,15 @@ _model = partial(option, group=MODEL)
 _optimisation = partial(option, group=OPTIMISATION)
 _evaluation = partial(option, group=EVALUATION)
 _speed = partial(option, group=SPEED)
+
+
+def _switch(name: str, help: str) -> Any:
+    """A key for the modern encoder's switch ``name``, with :class:`ModernConfig`'s default
+    (BERT's); EncoderConfig checks its value (see ``__post_init__``)."""
+    if name not in MODERN_FIELDS:
+        raise AssertionError(f"{name!r} is not one of ModernConfig's switches {MODERN_FIELDS}")
+    return _model(ModernConfig.__dataclass_fields__[name].default, help)
+
 
 _training_mode = partial(check_choice, choices=TRAINING_MODES)
 _strategy = partial(check_choice, choices=MASKING_STRATEGIES)
@@ -107,27 +118,31 @@ class PretrainConfig(TrainingConfig):
     attention_probs_dropout_prob: float = _model(
         0.1, "dropout on attention probabilities during training"
     )
-    pre_layer_norm: bool = _model(
-        False, "true for a pre-LayerNorm Transformer (easier to train deep)"
+    # The modern encoder's switches (all but the rotary thetas): names and defaults are
+    # ModernConfig's, BERT's architecture when all are at their defaults.
+    pre_layer_norm: bool = _switch(
+        "pre_layer_norm", "true for a pre-LayerNorm Transformer (easier to train deep)"
     )
-    position_embedding_type: str = _model(
-        "absolute",
+    position_embedding_type: str = _switch(
+        "position_embedding_type",
         "absolute (BERT's learned position vectors) or rotary (the modern-encoder chapter)",
     )
-    ffn_type: str = _model(
-        "mlp", "mlp (BERT's), or the gated geglu or swiglu (the modern-encoder chapter)"
+    ffn_type: str = _switch(
+        "ffn_type", "mlp (BERT's), or the gated geglu or swiglu (the modern-encoder chapter)"
     )
-    norm_type: str = _model(
-        "layernorm", "layernorm (BERT's) or rmsnorm (the modern-encoder chapter)"
+    norm_type: str = _switch(
+        "norm_type", "layernorm (BERT's) or rmsnorm (the modern-encoder chapter)"
     )
-    bias: bool = _model(
-        True, "false: no bias in any projection or norm (the modern-encoder chapter)"
+    bias: bool = _switch(
+        "bias", "false: no bias in any projection or norm (the modern-encoder chapter)"
     )
-    local_attention: int = _model(
-        0, "a window of tokens for local-attention layers, 0 for none (the modern-encoder chapter)"
+    local_attention: int = _switch(
+        "local_attention",
+        "a window of tokens for local-attention layers, 0 for none (the modern-encoder chapter)",
     )
-    global_attn_every_n_layers: int = _model(
-        1, "with local_attention, every n-th layer (the first included) stays global"
+    global_attn_every_n_layers: int = _switch(
+        "global_attn_every_n_layers",
+        "with local_attention, every n-th layer (the first included) stays global",
     )
     init_from: str = _model(
         "",
@@ -169,11 +184,7 @@ class PretrainConfig(TrainingConfig):
     def __post_init__(self) -> None:
         read_kinds(self)  # first: it also reads `1e-3` (a string to PyYAML) as a number
         super().__post_init__()  # every field's own check
-        if self.mask_replace_prob + self.random_replace_prob > 1.0 + 1e-9:
-            raise ConfigError(
-                f"mask_replace_prob + random_replace_prob must be <= 1 (the rest is kept "
-                f"unchanged), got {self.mask_replace_prob} + {self.random_replace_prob}"
-            )
+        check_ratios(self.mlm_probability, self.mask_replace_prob, self.random_replace_prob)
         if self.packing and self.training_mode != "mlm":
             raise ConfigError(
                 "packing: true is for training_mode: mlm; a causal LM would also need its "

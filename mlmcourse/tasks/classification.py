@@ -18,6 +18,7 @@ from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.heads import BertForSequenceClassification
 from mlmcourse.tokenization.base import as_text_list
 from mlmcourse.training import FineTuneRecipe, TrainResult, check_recipe, fine_tune
+from mlmcourse.utils.batching import LengthOrder
 from mlmcourse.utils.checks import check_number, check_positive_int, is_int
 from mlmcourse.utils.runtime import evaluating
 
@@ -123,16 +124,15 @@ def predict_logits(
     texts = as_text_list(texts, "texts")
     check_vocab_fits(tokenizer, model.config.vocab_size, "predict_logits")
     max_length = max_length or model.config.max_position_embeddings
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    by_length = LengthOrder(texts, longest_first=False)
     device = next(model.parameters()).device
-    out = torch.empty(len(texts), model.num_labels)
+    chunks = []
     with evaluating(model):
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+        for rows in by_length.batches(batch_size):
             batch = _batch(tokenizer, [texts[r] for r in rows], None, max_length)
             logits = model(**{k: v.to(device) for k, v in batch.items()}).logits
-            out[rows] = logits.float().cpu()
-    return out
+            chunks.append(logits.float().cpu())  # (B, L)
+    return by_length.restore(torch.cat(chunks))
 
 
 def evaluate_classifier(

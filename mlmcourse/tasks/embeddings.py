@@ -27,6 +27,7 @@ from torch import nn
 
 from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.tokenization.base import as_text_list
+from mlmcourse.utils.batching import LengthOrder
 from mlmcourse.utils.checks import check_bool, check_positive_int, read_json
 from mlmcourse.utils.runtime import evaluating
 
@@ -123,16 +124,16 @@ def encode_sentences(
         encoder, tokenizer, texts, batch_size, normalize, max_length
     )
     device = next(encoder.parameters()).device
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # longest first: less padding
+    by_length = LengthOrder(texts, longest_first=True)  # little padding in a batch
     chunks = []
     with evaluating(encoder):
-        for start in range(0, len(order), batch_size):
-            rows = [texts[i] for i in order[start : start + batch_size]]
+        for batch_rows in by_length.batches(batch_size):
+            rows = [texts[i] for i in batch_rows]
             batch = tokenizer(rows, max_length=max_length)
             mask = batch["attention_mask"].to(device)  # (B, T)
             hidden = encoder(batch["input_ids"].to(device), mask).last_hidden_state  # (B, T, H)
             chunks.append(mean_pooling(hidden, mask).float().cpu())  # (B, H)
-    embeddings = torch.cat(chunks)[torch.argsort(torch.tensor(order))]  # back to input order
+    embeddings = by_length.restore(torch.cat(chunks))  # back to input order
     return F.normalize(embeddings, p=2, dim=-1) if normalize else embeddings
 
 

@@ -23,6 +23,7 @@ from torch import nn
 
 from mlmcourse.checkpoint.weights import check_vocab_fits
 from mlmcourse.tokenization.base import as_text_list
+from mlmcourse.utils.batching import LengthOrder
 from mlmcourse.utils.checks import check_bool, check_positive_int
 from mlmcourse.utils.labels import IGNORE_INDEX
 from mlmcourse.utils.runtime import evaluating
@@ -134,11 +135,11 @@ def _mask_probabilities(
     Longest first, so a prompt too long for the model is an error before any batch is scored.
     """
     device = next(model.parameters()).device
-    order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))  # less padding
+    by_length = LengthOrder(prompts, longest_first=True)  # little padding in a batch
     rows = []
     with evaluating(model):
-        for start in range(0, len(order), batch_size):
-            chunk = [prompts[i] for i in order[start : start + batch_size]]
+        for batch_rows in by_length.batches(batch_size):
+            chunk = [prompts[i] for i in batch_rows]
             batch = tokenizer(chunk)
             limit = model.config.max_position_embeddings
             _check_prompts(batch, chunk, limit, tokenizer.mask_token_id)
@@ -148,7 +149,7 @@ def _mask_probabilities(
             ids, mask, labels = (x.to(device) for x in (input_ids, batch["attention_mask"], labels))
             out = model(ids, mask, labels=labels, logits_at_labels=True)
             rows.append(out.logits.float().softmax(-1).cpu())  # (B, V): one [MASK] per row
-    return torch.cat(rows)[torch.argsort(torch.tensor(order))]  # back to the prompts' order
+    return by_length.restore(torch.cat(rows))  # back to the prompts' order
 
 
 def label_probabilities(

@@ -32,7 +32,6 @@ __all__ = [
     "get_world_size",
     "barrier",
     "all_reduce_sum",
-    "reduce_metrics",
     "rank_step_seed",
     "TORCHRUN_VARIABLES",
 ]
@@ -176,21 +175,6 @@ def all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
     if is_distributed():
         torch.distributed.all_reduce(value, op=torch.distributed.ReduceOp.SUM)
     return value
-
-
-def reduce_metrics(metrics: Mapping[str, float], weight: float = 1.0) -> dict[str, float]:
-    """The ``weight``-weighted mean of each metric over all processes.
-
-    Weight by the number of tokens each process scored, so a process with more masked tokens
-    counts more, exactly as if one process had scored them all. The metrics arrive in one
-    float64 all-reduce (one message, not one per metric).
-    """
-    keys = sorted(metrics)
-    packed = torch.tensor([metrics[k] * weight for k in keys] + [weight], dtype=torch.float64)
-    if is_distributed() and torch.distributed.get_backend() == "nccl":
-        packed = packed.cuda()
-    total = all_reduce_sum(packed).cpu()
-    return {k: (total[i] / total[-1]).item() for i, k in enumerate(keys)}
 
 
 def rank_step_seed(seed: int, rank: int, step: int) -> int:

@@ -5,4 +5,5 @@
 - :mod:`~mlmcourse.utils.options`: dataclass fields with help texts, groups and checks (the
   YAML configs' keys);
 - :mod:`~mlmcourse.utils.runtime`: device, seeds, RNG states and optional imports.
+- :mod:`~mlmcourse.utils.batching`: inputs batched by length, results back in their order.
 """

@@ -37,7 +37,6 @@ __all__ = [
     "model_controls",
     "named_models",
     "pack_states",
-    "unpack_states",
 ]
 
 KINDS = ("menu", "slider", "toggle", "cycle")
@@ -108,7 +107,8 @@ def _key(indices: Sequence[int]) -> str:
 
 def pack_states(states: Sequence[str]) -> str:
     """States in, one compact ASCII string out: distinct pieces once, each distinct state once
-    as indices into them, ``order`` naming the state of each combination; gzip, then base64."""
+    as indices into them, ``order`` naming the state of each combination; gzip, then base64.
+    The page's script unpacks it (the tests do the same in Python: ``tests/packed_states.py``)."""
     table: dict[str, int] = {}
     distinct: dict[tuple[int, ...], int] = {}
     order = []
@@ -118,13 +118,6 @@ def pack_states(states: Sequence[str]) -> str:
     payload = {"pieces": list(table), "states": [list(ids) for ids in distinct], "order": order}
     raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
     return base64.b64encode(gzip.compress(raw, mtime=0)).decode("ascii")
-
-
-def unpack_states(packed: str) -> list[str]:
-    """The states back from :func:`pack_states` (what the page's script does)."""
-    payload = json.loads(gzip.decompress(base64.b64decode(packed)))
-    pieces, states = payload["pieces"], payload["states"]
-    return ["".join(pieces[i] for i in states[k]) for k in payload["order"]]
 
 
 class View:

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from mlmcourse.viz.static import Control, View, unpack_states
+from mlmcourse.viz.static import Control, View
+from tests.packed_states import unpack_states
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))

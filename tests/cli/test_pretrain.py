@@ -53,7 +53,7 @@ def test_unknown_key_lists_the_valid_ones(tmp_path, capsys):
     [
         ({"training_mode": "gpt"}, "training_mode must be one of"),
         ({"batch_size": "32"}, "'batch_size' must be an integer, got '32'"),
-        ({"mask_replace_prob": 0.9, "random_replace_prob": 0.2}, "must be <= 1"),
+        ({"mask_replace_prob": 0.9, "random_replace_prob": 0.2}, "must be at most 1.*lower one"),
         ({"lr_scheduler_type": "step"}, "lr_scheduler_type must be one of"),
     ],
 )

@@ -12,9 +12,9 @@ from mlmcourse.checkpoint.weights import WeightsMismatchError, load_state_strict
 from mlmcourse.interop.bert import (
     config_from_hf,
     config_to_hf,
+    export_hf,
     load_bert,
     read_hf_checkpoint,
-    save_bert,
     save_hf,
 )
 from mlmcourse.model import BertModel, EncoderConfig
@@ -93,7 +93,7 @@ def test_minilm_real_weights_equal_transformers_on_padded_sentence_pairs(minilm)
 def test_export_loads_in_transformers_and_back(tmp_path, pooler):
     torch.manual_seed(0)
     ours = BertModel(tiny_encoder_config(), add_pooling_layer=pooler).eval()
-    save_bert(ours, tmp_path)
+    export_hf(ours, tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["architectures"] == ["BertModel"] and saved["model_type"] == "bert"
     theirs = transformers.BertModel.from_pretrained(tmp_path, add_pooling_layer=pooler).eval()
@@ -112,7 +112,7 @@ def test_export_loads_in_transformers_and_back(tmp_path, pooler):
 def test_causal_export_is_a_transformers_decoder(tmp_path):
     torch.manual_seed(4)
     ours = BertModel(tiny_encoder_config(is_causal=True)).eval()
-    save_bert(ours, tmp_path)
+    export_hf(ours, tmp_path)
     theirs = transformers.BertModel.from_pretrained(tmp_path, add_pooling_layer=False).eval()
     assert theirs.config.is_decoder
     inputs = batch()
@@ -191,7 +191,7 @@ def test_missing_unexpected_and_misshapen_weights_are_reported(tmp_path):
     assert "unexpected in my.ckpt (1): encoder.layer.2.output.dense.weight" in message
     assert "embeddings.word_embeddings.weight: (61, 32) in my.ckpt vs (60, 32)" in message
     # a different config (here: more layers than the file has) fails the same readable way
-    save_bert(model, tmp_path)
+    export_hf(model, tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 3}))
     with pytest.raises(WeightsMismatchError, match=r"missing .*\(16\): encoder\.layer\.2\."):
@@ -222,17 +222,17 @@ def test_config_round_trips_through_hf_and_unsupported_variants_are_refused():
     with pytest.raises(ValueError, match="pre_layer_norm"):
         config_to_hf(tiny_encoder_config(pre_layer_norm=True))
     with pytest.raises(TypeError, match="BertModel"):
-        save_bert(torch.nn.Linear(2, 2), "unused")
+        export_hf(torch.nn.Linear(2, 2), "unused")
 
 
-def test_save_bert_writes_a_tokenizer_that_load_bert_reads(tmp_path):
+def test_export_hf_writes_a_tokenizer_that_load_bert_reads(tmp_path):
     from mlmcourse.tokenization import WordLevelTokenizer
 
     tokenizer = WordLevelTokenizer.train(["the cat sat on the mat", "a dog ran"])
     config = tiny_encoder_config(vocab_size=tokenizer.vocab_size)
-    save_bert(BertModel(config), tmp_path, tokenizer=tokenizer)
+    export_hf(BertModel(config), tmp_path, tokenizer=tokenizer)
     _, loaded = load_bert(tmp_path)
     assert loaded.get_vocab() == tokenizer.get_vocab()
     small = tiny_encoder_config(vocab_size=5)
     with pytest.raises(ValueError, match="embedding rows"):
-        save_bert(BertModel(small), tmp_path / "small", tokenizer=tokenizer)
+        export_hf(BertModel(small), tmp_path / "small", tokenizer=tokenizer)

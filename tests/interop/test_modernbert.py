@@ -5,7 +5,12 @@ import json
 import pytest
 import torch
 
-from mlmcourse.interop.modernbert import config_from_modernbert, load_modernbert
+from mlmcourse.interop.modernbert import (
+    config_from_modernbert,
+    load_modernbert,
+    modernbert_switches,
+)
+from mlmcourse.model.modern import MODERN_FIELDS
 
 transformers = pytest.importorskip("transformers")
 
@@ -94,6 +99,10 @@ def test_config_translation_and_its_refusals(tmp_path):
     assert (config.rope_theta, config.local_rope_theta) == (160_000.0, 10_000.0)
     assert (config.local_attention, config.global_attn_every_n_layers) == (128, 3)
     assert config.pre_layer_norm and config.type_vocab_size == 0
+    # the map names every switch of ModernConfig, in its order: none is left at BERT's by default
+    assert tuple(modernbert_switches(transformers.ModernBertConfig(**SMALL).to_dict())) == (
+        MODERN_FIELDS
+    )
     with pytest.raises(ValueError, match="expected a ModernBERT config"):
         config_from_modernbert({"model_type": "bert"})
     mixed = {**transformers.ModernBertConfig(**SMALL).to_dict(), "attention_bias": True}

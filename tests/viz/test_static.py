@@ -8,7 +8,8 @@ import ipywidgets as widgets
 import pytest
 
 from mlmcourse.viz import static
-from mlmcourse.viz.static import Control, Explorer, View, pack_states, unpack_states
+from mlmcourse.viz.static import Control, Explorer, View, pack_states
+from tests.packed_states import unpack_states
 
 
 def render(word: str, size: int, bold: bool = False, draw: int = 0) -> str:

@@ -20,6 +20,7 @@ from mlmcourse.tasks.qa.decoding import decode_answers
 from mlmcourse.tasks.qa.features import QAFeature, feature_batch, prepare_validation_features
 from mlmcourse.tasks.qa.squad import QAExample, score_predictions
 from mlmcourse.tokenization.base import as_text_list
+from mlmcourse.utils.batching import LengthOrder
 from mlmcourse.utils.checks import check_int, check_positive_int
 from mlmcourse.utils.runtime import evaluating
 
@@ -37,23 +38,20 @@ def window_logits(
     Windows are batched by length (little padding) and the model put back in its mode after.
     """
     device = next(model.parameters()).device
-    order = sorted(range(len(features)), key=lambda i: len(features[i]))
-    out: list[Any] = [None] * len(features)
+    by_length = LengthOrder(features, longest_first=False)
+    out: list[tuple[torch.Tensor, torch.Tensor]] = []  # in the order they are computed
     with evaluating(model):
         with torch.inference_mode():
-            for begin in range(0, len(order), batch_size):
-                rows = order[begin : begin + batch_size]
+            for rows in by_length.batches(batch_size):
                 batch = feature_batch(
                     [features[r] for r in rows], pad_token_id, with_positions=False
                 )
                 output = model(**{k: v.to(device) for k, v in batch.items()})
                 for j, r in enumerate(rows):
                     n = len(features[r])  # the window's own tokens, padding cut off
-                    out[r] = (
-                        output.start_logits[j, :n].float().cpu(),
-                        output.end_logits[j, :n].float().cpu(),
-                    )
-    return out
+                    start, end = output.start_logits[j, :n], output.end_logits[j, :n]
+                    out.append((start.float().cpu(), end.float().cpu()))
+    return by_length.restore(out)
 
 
 def _limits(model: nn.Module, max_length: int | None, doc_stride: int | None) -> tuple[int, int]:

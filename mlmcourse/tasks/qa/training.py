@@ -27,9 +27,10 @@ WORLD_QA_RECIPE = FineTuneRecipe(
 """:func:`fine_tune_qa`'s default, ``run_qa.py``'s windows (384 tokens, stride 128): fine-tuning
 MiniLM on the 2,000 world training questions, chosen on validation by
 ``experiments/world_qa_minilm.py`` (see ``results/world_qa_minilm.json``): two epochs (250
-steps) at 3e-4, about 6.5 minutes on one CPU thread. With one epoch, whether a run learns to
-match the question's name with the passage's, rather than answer with an entity of the right
-kind from anyone, depends on the seed (the file keeps that run too)."""
+steps) at 3e-4 (the file records each run's minutes on the machine that ran it). With one
+epoch, whether a run learns to match the question's name with the passage's, rather than
+answer with an entity of the right kind from anyone, depends on the seed (the file keeps that
+run too)."""
 
 
 def fine_tune_qa(
